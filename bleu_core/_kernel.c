@@ -1,0 +1,814 @@
+/*
+ * bleu_core._kernel -- the batch statistics path.
+ *
+ * One call turns a batch of candidates and their references (Arrow-style
+ * buffers: UTF-8 data + int64 offsets + validity bytes) into BLEU sufficient
+ * statistics, either one row per pair or their sum:
+ *
+ *     [c, r, matches_1..N, totals_1..N]
+ *
+ * Every step mirrors sacrebleu 2.6.0 exactly:
+ *   - lowercasing calls Python's str.lower (ASCII rows take a byte fast path,
+ *     which is identical for ASCII);
+ *   - rstrip/strip/split use Py_UNICODE_ISSPACE, the predicate behind
+ *     str.rstrip() and str.split();
+ *   - each tokenizer regex of sacrebleu is a pattern of one or two
+ *     single-code-point classes, so re.sub's leftmost non-overlapping scan is
+ *     reproduced by a left-to-right scan over code points (one pass per regex,
+ *     in sacrebleu's order);
+ *   - the Unicode classes that depend on a library (zh ranges as sacrebleu's
+ *     string comparisons evaluate them; \p{N}, \p{P}, \p{S} of the `regex`
+ *     module) arrive as a flag table computed in Python from that library;
+ *   - n-grams are compared exactly (token ids, then id sequences); hashes only
+ *     pick the bucket, so collisions cannot change a count;
+ *   - clipping uses the maximum count in any single reference and r is the
+ *     closest reference length, ties to the shorter one.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+#include <stdlib.h>
+
+enum { TOK_NONE = 0, TOK_13A = 1, TOK_INTL = 2, TOK_ZH = 3, TOK_CHAR = 4 };
+
+/* flag bits of the Unicode table passed from Python */
+enum { F_N = 1, F_P = 2, F_S = 4, F_ZH = 8 };
+
+#define UNI_SIZE 0x110000
+
+/* ------------------------------------------------------------------ buffers */
+
+typedef struct {
+    uint8_t *p;
+    Py_ssize_t len, cap;
+} Buf;
+
+static int buf_reserve(Buf *b, Py_ssize_t extra) {
+    Py_ssize_t need = b->len + extra;
+    if (need <= b->cap) return 0;
+    Py_ssize_t cap = b->cap ? b->cap : 256;
+    while (cap < need) cap *= 2;
+    uint8_t *p = (uint8_t *)realloc(b->p, (size_t)cap);
+    if (!p) { PyErr_NoMemory(); return -1; }
+    b->p = p;
+    b->cap = cap;
+    return 0;
+}
+
+static inline void buf_put(Buf *b, const uint8_t *s, Py_ssize_t n) {
+    memcpy(b->p + b->len, s, (size_t)n);
+    b->len += n;
+}
+
+static inline void buf_putc(Buf *b, uint8_t c) { b->p[b->len++] = c; }
+
+typedef struct {
+    int32_t *p;
+    Py_ssize_t len, cap;
+} IBuf;
+
+static int ibuf_reserve(IBuf *b, Py_ssize_t extra) {
+    Py_ssize_t need = b->len + extra;
+    if (need <= b->cap) return 0;
+    Py_ssize_t cap = b->cap ? b->cap : 256;
+    while (cap < need) cap *= 2;
+    int32_t *p = (int32_t *)realloc(b->p, (size_t)cap * sizeof(int32_t));
+    if (!p) { PyErr_NoMemory(); return -1; }
+    b->p = p;
+    b->cap = cap;
+    return 0;
+}
+
+/* -------------------------------------------------------------------- UTF-8 */
+
+/* Decode one code point at s[i] (i < n). Returns its byte length, or 0 if the
+ * bytes are not valid UTF-8 (overlong forms, surrogates and values above
+ * U+10FFFF are invalid, as for Python's strict decoder). */
+static inline int u8dec(const uint8_t *s, Py_ssize_t n, Py_ssize_t i, uint32_t *cp) {
+    uint8_t c = s[i];
+    if (c < 0x80) { *cp = c; return 1; }
+    if (c < 0xC2) return 0;
+    if (c < 0xE0) {
+        if (i + 1 >= n || (s[i + 1] & 0xC0) != 0x80) return 0;
+        *cp = ((uint32_t)(c & 0x1F) << 6) | (s[i + 1] & 0x3F);
+        return 2;
+    }
+    if (c < 0xF0) {
+        if (i + 2 >= n || (s[i + 1] & 0xC0) != 0x80 || (s[i + 2] & 0xC0) != 0x80) return 0;
+        uint32_t v = ((uint32_t)(c & 0x0F) << 12) | ((uint32_t)(s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F);
+        if (v < 0x800 || (v >= 0xD800 && v <= 0xDFFF)) return 0;
+        *cp = v;
+        return 3;
+    }
+    if (c < 0xF5) {
+        if (i + 3 >= n || (s[i + 1] & 0xC0) != 0x80 || (s[i + 2] & 0xC0) != 0x80 ||
+            (s[i + 3] & 0xC0) != 0x80) return 0;
+        uint32_t v = ((uint32_t)(c & 0x07) << 18) | ((uint32_t)(s[i + 1] & 0x3F) << 12) |
+                     ((uint32_t)(s[i + 2] & 0x3F) << 6) | (s[i + 3] & 0x3F);
+        if (v < 0x10000 || v > 0x10FFFF) return 0;
+        *cp = v;
+        return 4;
+    }
+    return 0;
+}
+
+/* Length of the code point at s[i] in text already validated. */
+static inline int u8len(uint8_t c) {
+    return c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+}
+
+static inline uint32_t u8cp(const uint8_t *s, Py_ssize_t i, int len) {
+    switch (len) {
+    case 1: return s[i];
+    case 2: return ((uint32_t)(s[i] & 0x1F) << 6) | (s[i + 1] & 0x3F);
+    case 3: return ((uint32_t)(s[i] & 0x0F) << 12) | ((uint32_t)(s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F);
+    default:
+        return ((uint32_t)(s[i] & 0x07) << 18) | ((uint32_t)(s[i + 1] & 0x3F) << 12) |
+               ((uint32_t)(s[i + 2] & 0x3F) << 6) | (s[i + 3] & 0x3F);
+    }
+}
+
+static inline int is_space(uint32_t cp) { return Py_UNICODE_ISSPACE((Py_UCS4)cp); }
+
+/* ------------------------------------------------------------ kernel state */
+
+typedef struct {
+    int tokenizer, lowercase, order;
+    const uint8_t *flags; /* UNI_SIZE bytes, or NULL when the tokenizer needs none */
+    Buf a, b, lower;      /* scratch for the tokenizer passes */
+    Buf arena;            /* final text of every segment of the current pair */
+    IBuf tok_start, tok_len; /* token spans (offsets into arena) of the pair */
+    /* token interning: open addressing, keys are arena spans */
+    int32_t *tk_slot; uint64_t *tk_hash; Py_ssize_t tk_cap, tk_mask;
+    IBuf hyp_ids, ref_ids;
+    /* n-gram table */
+    struct ng { uint64_t h; int32_t start, n, hyp, rmax, rcur, rseen; } *ng;
+    Py_ssize_t ng_cap, ng_mask;
+    int32_t *ng_used; Py_ssize_t ng_nused;
+    Py_ssize_t bad_row, bad_ref; const char *bad_what;
+} K;
+
+static void k_free(K *k) {
+    free(k->a.p); free(k->b.p); free(k->lower.p); free(k->arena.p);
+    free(k->tok_start.p); free(k->tok_len.p);
+    free(k->tk_slot); free(k->tk_hash);
+    free(k->hyp_ids.p); free(k->ref_ids.p);
+    free(k->ng); free(k->ng_used);
+}
+
+/* --------------------------------------------------------- tokenizer passes */
+
+/* str.replace(pat, rep): one left-to-right non-overlapping pass. */
+static int replace_all(const uint8_t *s, Py_ssize_t n, const char *pat, const char *rep, Buf *out) {
+    Py_ssize_t pl = (Py_ssize_t)strlen(pat), rl = (Py_ssize_t)strlen(rep);
+    out->len = 0;
+    if (buf_reserve(out, n + 1) < 0) return -1; /* rep is never longer than pat here */
+    Py_ssize_t i = 0;
+    while (i < n) {
+        if (s[i] == (uint8_t)pat[0] && i + pl <= n && memcmp(s + i, pat, (size_t)pl) == 0) {
+            buf_put(out, (const uint8_t *)rep, rl);
+            i += pl;
+        } else {
+            buf_putc(out, s[i++]);
+        }
+    }
+    return 0;
+}
+
+static int contains(const uint8_t *s, Py_ssize_t n, const char *pat) {
+    Py_ssize_t pl = (Py_ssize_t)strlen(pat);
+    for (Py_ssize_t i = 0; i + pl <= n; i++)
+        if (s[i] == (uint8_t)pat[0] && memcmp(s + i, pat, (size_t)pl) == 0) return 1;
+    return 0;
+}
+
+/* 13a/zh pass 1: ([\{-\~\[-\` -\&\(-\+\:-\@\/]) -> " \1 " (ASCII only) */
+static const uint8_t *punct13a_table(void) {
+    static uint8_t t[128];
+    static int init = 0;
+    if (!init) {
+        for (int c = 0x7B; c <= 0x7E; c++) t[c] = 1; /* { | } ~ */
+        for (int c = 0x5B; c <= 0x60; c++) t[c] = 1; /* [ \ ] ^ _ ` */
+        for (int c = 0x20; c <= 0x26; c++) t[c] = 1; /* space ! " # $ % & */
+        for (int c = 0x28; c <= 0x2B; c++) t[c] = 1; /* ( ) * + */
+        for (int c = 0x3A; c <= 0x40; c++) t[c] = 1; /* : ; < = > ? @ */
+        t[0x2F] = 1;                                 /* / */
+        init = 1;
+    }
+    return t;
+}
+
+static int pass_13a_punct(const uint8_t *s, Py_ssize_t n, Buf *out) {
+    const uint8_t *t = punct13a_table();
+    out->len = 0;
+    if (buf_reserve(out, 3 * n + 1) < 0) return -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint8_t c = s[i];
+        if (c < 128 && t[c]) { buf_putc(out, ' '); buf_putc(out, c); buf_putc(out, ' '); }
+        else buf_putc(out, c);
+    }
+    return 0;
+}
+
+static inline int is_digit(uint32_t c) { return c >= '0' && c <= '9'; }
+
+/* ([^0-9])([\.,]) -> "\1 \2 " */
+static int pass_nondigit_punct(const uint8_t *s, Py_ssize_t n, Buf *out) {
+    out->len = 0;
+    if (buf_reserve(out, 2 * n + 1) < 0) return -1;
+    Py_ssize_t i = 0;
+    while (i < n) {
+        int l = u8len(s[i]);
+        if (i + l < n && (s[i + l] == '.' || s[i + l] == ',') && !(l == 1 && is_digit(s[i]))) {
+            buf_put(out, s + i, l); buf_putc(out, ' '); buf_putc(out, s[i + l]); buf_putc(out, ' ');
+            i += l + 1;
+        } else {
+            buf_put(out, s + i, l);
+            i += l;
+        }
+    }
+    return 0;
+}
+
+/* ([\.,])([^0-9]) -> " \1 \2" */
+static int pass_punct_nondigit(const uint8_t *s, Py_ssize_t n, Buf *out) {
+    out->len = 0;
+    if (buf_reserve(out, 2 * n + 1) < 0) return -1;
+    Py_ssize_t i = 0;
+    while (i < n) {
+        uint8_t c = s[i];
+        if ((c == '.' || c == ',') && i + 1 < n && !is_digit(s[i + 1])) {
+            int l2 = u8len(s[i + 1]);
+            buf_putc(out, ' '); buf_putc(out, c); buf_putc(out, ' '); buf_put(out, s + i + 1, l2);
+            i += 1 + l2;
+        } else {
+            int l = u8len(c);
+            buf_put(out, s + i, l);
+            i += l;
+        }
+    }
+    return 0;
+}
+
+/* ([0-9])(-) -> "\1 \2 " */
+static int pass_digit_dash(const uint8_t *s, Py_ssize_t n, Buf *out) {
+    out->len = 0;
+    if (buf_reserve(out, 2 * n + 1) < 0) return -1;
+    Py_ssize_t i = 0;
+    while (i < n) {
+        if (is_digit(s[i]) && i + 1 < n && s[i + 1] == '-') {
+            buf_putc(out, s[i]); buf_putc(out, ' '); buf_putc(out, '-'); buf_putc(out, ' ');
+            i += 2;
+        } else {
+            buf_putc(out, s[i++]);
+        }
+    }
+    return 0;
+}
+
+/* intl: (\P{N})(\p{P}) -> "\1 \2 " */
+static int pass_intl1(const uint8_t *s, Py_ssize_t n, const uint8_t *f, Buf *out) {
+    out->len = 0;
+    if (buf_reserve(out, 2 * n + 1) < 0) return -1;
+    Py_ssize_t i = 0;
+    while (i < n) {
+        int l = u8len(s[i]);
+        uint32_t c = u8cp(s, i, l);
+        if (i + l < n && !(f[c] & F_N)) {
+            int l2 = u8len(s[i + l]);
+            uint32_t c2 = u8cp(s, i + l, l2);
+            if (f[c2] & F_P) {
+                buf_put(out, s + i, l); buf_putc(out, ' '); buf_put(out, s + i + l, l2); buf_putc(out, ' ');
+                i += l + l2;
+                continue;
+            }
+        }
+        buf_put(out, s + i, l);
+        i += l;
+    }
+    return 0;
+}
+
+/* intl: (\p{P})(\P{N}) -> " \1 \2" */
+static int pass_intl2(const uint8_t *s, Py_ssize_t n, const uint8_t *f, Buf *out) {
+    out->len = 0;
+    if (buf_reserve(out, 2 * n + 1) < 0) return -1;
+    Py_ssize_t i = 0;
+    while (i < n) {
+        int l = u8len(s[i]);
+        uint32_t c = u8cp(s, i, l);
+        if (i + l < n && (f[c] & F_P)) {
+            int l2 = u8len(s[i + l]);
+            uint32_t c2 = u8cp(s, i + l, l2);
+            if (!(f[c2] & F_N)) {
+                buf_putc(out, ' '); buf_put(out, s + i, l); buf_putc(out, ' '); buf_put(out, s + i + l, l2);
+                i += l + l2;
+                continue;
+            }
+        }
+        buf_put(out, s + i, l);
+        i += l;
+    }
+    return 0;
+}
+
+/* intl: (\p{S}) -> " \1 "; zh: Chinese character c -> " c " */
+static int pass_isolate(const uint8_t *s, Py_ssize_t n, const uint8_t *f, uint8_t flag, Buf *out) {
+    out->len = 0;
+    if (buf_reserve(out, 3 * n + 1) < 0) return -1;
+    Py_ssize_t i = 0;
+    while (i < n) {
+        int l = u8len(s[i]);
+        uint32_t c = u8cp(s, i, l);
+        if (f[c] & flag) { buf_putc(out, ' '); buf_put(out, s + i, l); buf_putc(out, ' '); }
+        else buf_put(out, s + i, l);
+        i += l;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------ segment processing */
+
+/* Lowercase with str.lower semantics. Returns 0 and sets *ps/*pn to the
+ * lowered text (in k->lower), -1 on error. */
+static int lower_segment(K *k, const uint8_t **ps, Py_ssize_t *pn) {
+    const uint8_t *s = *ps;
+    Py_ssize_t n = *pn, i;
+    int ascii = 1;
+    for (i = 0; i < n; i++) if (s[i] & 0x80) { ascii = 0; break; }
+    k->lower.len = 0;
+    if (ascii) {
+        if (buf_reserve(&k->lower, n + 1) < 0) return -1;
+        for (i = 0; i < n; i++) {
+            uint8_t c = s[i];
+            k->lower.p[i] = (c >= 'A' && c <= 'Z') ? (uint8_t)(c + 32) : c;
+        }
+        k->lower.len = n;
+    } else {
+        PyObject *u = PyUnicode_DecodeUTF8((const char *)s, n, "strict");
+        if (!u) return -1;
+        PyObject *lo = PyObject_CallMethod(u, "lower", NULL);
+        Py_DECREF(u);
+        if (!lo) return -1;
+        Py_ssize_t ln;
+        const char *lp = PyUnicode_AsUTF8AndSize(lo, &ln);
+        if (!lp || buf_reserve(&k->lower, ln + 1) < 0) { Py_DECREF(lo); return -1; }
+        buf_put(&k->lower, (const uint8_t *)lp, ln);
+        Py_DECREF(lo);
+    }
+    *ps = k->lower.p;
+    *pn = k->lower.len;
+    return 0;
+}
+
+/* Length of s once trailing whitespace is removed (str.rstrip()). */
+static Py_ssize_t rstrip_len(const uint8_t *s, Py_ssize_t n) {
+    while (n > 0) {
+        Py_ssize_t j = n - 1;
+        while (j > 0 && (s[j] & 0xC0) == 0x80) j--;
+        uint32_t cp = u8cp(s, j, u8len(s[j]));
+        if (!is_space(cp)) break;
+        n = j;
+    }
+    return n;
+}
+
+static Py_ssize_t lstrip_off(const uint8_t *s, Py_ssize_t n) {
+    Py_ssize_t i = 0;
+    while (i < n) {
+        int l = u8len(s[i]);
+        if (!is_space(u8cp(s, i, l))) break;
+        i += l;
+    }
+    return i;
+}
+
+/* Tokenize one segment and append its tokens (spans into the arena) to the
+ * pair's token list. Returns the number of tokens, or -1 on error. */
+static Py_ssize_t segment_tokens(K *k, const uint8_t *s, Py_ssize_t n) {
+    /* validate UTF-8 once; every later pass relies on it */
+    for (Py_ssize_t i = 0; i < n;) {
+        if (s[i] < 0x80) { i++; continue; }
+        uint32_t cp;
+        int l = u8dec(s, n, i, &cp);
+        if (!l) { k->bad_what = "invalid UTF-8"; return -1; }
+        i += l;
+    }
+    if (k->lowercase && lower_segment(k, &s, &n) < 0) return -1;
+    n = rstrip_len(s, n);
+
+    Buf *A = &k->a, *B = &k->b, *T;
+    const uint8_t *cur = s;
+    Py_ssize_t cn = n;
+#define STEP(call) do { if ((call) < 0) return -1; cur = A->p; cn = A->len; T = A; A = B; B = T; } while (0)
+
+    switch (k->tokenizer) {
+    case TOK_13A: {
+        if (memchr(cur, '<', (size_t)cn) && contains(cur, cn, "<skipped>"))
+            STEP(replace_all(cur, cn, "<skipped>", "", A));
+        if (memchr(cur, '\n', (size_t)cn)) {
+            if (contains(cur, cn, "-\n")) STEP(replace_all(cur, cn, "-\n", "", A));
+            if (memchr(cur, '\n', (size_t)cn)) STEP(replace_all(cur, cn, "\n", " ", A));
+        }
+        if (memchr(cur, '&', (size_t)cn)) {
+            STEP(replace_all(cur, cn, "&quot;", "\"", A));
+            STEP(replace_all(cur, cn, "&amp;", "&", A));
+            STEP(replace_all(cur, cn, "&lt;", "<", A));
+            STEP(replace_all(cur, cn, "&gt;", ">", A));
+        }
+        /* f' {line} ': the padding only matters to the passes below */
+        A->len = 0;
+        if (buf_reserve(A, cn + 2) < 0) return -1;
+        buf_putc(A, ' '); buf_put(A, cur, cn); buf_putc(A, ' ');
+        cur = A->p; cn = A->len; T = A; A = B; B = T;
+    }
+        /* fall through: the regexp post-tokenizer shared with zh */
+        goto regexp;
+    case TOK_ZH: {
+        Py_ssize_t off = lstrip_off(cur, cn);
+        cur += off; cn -= off; /* line.strip(); the right side is already stripped */
+        STEP(pass_isolate(cur, cn, k->flags, F_ZH, A));
+    }
+    regexp:
+        STEP(pass_13a_punct(cur, cn, A));
+        STEP(pass_nondigit_punct(cur, cn, A));
+        STEP(pass_punct_nondigit(cur, cn, A));
+        STEP(pass_digit_dash(cur, cn, A));
+        break;
+    case TOK_INTL:
+        STEP(pass_intl1(cur, cn, k->flags, A));
+        STEP(pass_intl2(cur, cn, k->flags, A));
+        STEP(pass_isolate(cur, cn, k->flags, F_S, A));
+        break;
+    default:
+        break;
+    }
+#undef STEP
+
+    /* copy the final text into the arena and split it (str.split()) */
+    Py_ssize_t base = k->arena.len;
+    if (buf_reserve(&k->arena, cn) < 0) return -1;
+    buf_put(&k->arena, cur, cn);
+    const uint8_t *t = k->arena.p + base;
+    Py_ssize_t ntok = 0, i = 0;
+    if (ibuf_reserve(&k->tok_start, cn + 1) < 0 || ibuf_reserve(&k->tok_len, cn + 1) < 0) return -1;
+    if (k->tokenizer == TOK_CHAR) {
+        while (i < cn) {
+            int l = u8len(t[i]);
+            if (!is_space(u8cp(t, i, l))) {
+                k->tok_start.p[k->tok_start.len++] = (int32_t)(base + i);
+                k->tok_len.p[k->tok_len.len++] = l;
+                ntok++;
+            }
+            i += l;
+        }
+    } else {
+        while (i < cn) {
+            int l = u8len(t[i]);
+            if (is_space(u8cp(t, i, l))) { i += l; continue; }
+            Py_ssize_t st = i;
+            i += l;
+            while (i < cn) {
+                l = u8len(t[i]);
+                if (is_space(u8cp(t, i, l))) break;
+                i += l;
+            }
+            k->tok_start.p[k->tok_start.len++] = (int32_t)(base + st);
+            k->tok_len.p[k->tok_len.len++] = (int32_t)(i - st);
+            ntok++;
+        }
+    }
+    return ntok;
+}
+
+/* ------------------------------------------------------ counting and clipping */
+
+static inline uint64_t hash_bytes(const uint8_t *s, Py_ssize_t n) {
+    uint64_t h = 1469598103934665603ULL;
+    for (Py_ssize_t i = 0; i < n; i++) { h ^= s[i]; h *= 1099511628211ULL; }
+    return h ^ (h >> 29);
+}
+
+static inline uint64_t mix(uint64_t h, uint32_t v) {
+    h ^= (uint64_t)v + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
+    h *= 0xBF58476D1CE4E5B9ULL;
+    return h ^ (h >> 31);
+}
+
+static Py_ssize_t pow2_at_least(Py_ssize_t n) {
+    Py_ssize_t c = 16;
+    while (c < n) c <<= 1;
+    return c;
+}
+
+/* Intern the hypothesis tokens [t0, t0+nt) into ids 0..; fills hyp_ids. */
+static int intern_hyp(K *k, Py_ssize_t t0, Py_ssize_t nt) {
+    Py_ssize_t cap = pow2_at_least(2 * nt + 2);
+    if (cap > k->tk_cap) {
+        free(k->tk_slot); free(k->tk_hash);
+        k->tk_slot = (int32_t *)malloc((size_t)cap * sizeof(int32_t));
+        k->tk_hash = (uint64_t *)malloc((size_t)cap * sizeof(uint64_t));
+        if (!k->tk_slot || !k->tk_hash) { PyErr_NoMemory(); return -1; }
+        k->tk_cap = cap;
+    }
+    k->tk_mask = cap - 1;
+    for (Py_ssize_t i = 0; i < cap; i++) k->tk_slot[i] = -1;
+    k->hyp_ids.len = 0;
+    if (ibuf_reserve(&k->hyp_ids, nt + 1) < 0) return -1;
+    int32_t next = 0;
+    for (Py_ssize_t j = 0; j < nt; j++) {
+        const uint8_t *s = k->arena.p + k->tok_start.p[t0 + j];
+        int32_t l = k->tok_len.p[t0 + j];
+        uint64_t h = hash_bytes(s, l);
+        Py_ssize_t m = cap - 1, pos = (Py_ssize_t)(h & (uint64_t)m);
+        int32_t id = -1;
+        for (;;) {
+            int32_t sl = k->tk_slot[pos];
+            if (sl < 0) break;
+            if (k->tk_hash[pos] == h) {
+                /* tk_slot holds the token index (into the token list) of the first occurrence */
+                int32_t tl = k->tok_len.p[sl];
+                if (tl == l && memcmp(k->arena.p + k->tok_start.p[sl], s, (size_t)l) == 0) {
+                    id = k->hyp_ids.p[sl - t0];
+                    break;
+                }
+            }
+            pos = (pos + 1) & m;
+        }
+        if (id < 0) {
+            id = next++;
+            k->tk_slot[pos] = (int32_t)(t0 + j);
+            k->tk_hash[pos] = h;
+        }
+        k->hyp_ids.p[k->hyp_ids.len++] = id;
+    }
+    return 0;
+}
+
+/* Id of a reference token, or -1 if the hypothesis does not contain it. */
+static inline int32_t lookup_token(K *k, Py_ssize_t t0, Py_ssize_t ti) {
+    const uint8_t *s = k->arena.p + k->tok_start.p[ti];
+    int32_t l = k->tok_len.p[ti];
+    uint64_t h = hash_bytes(s, l);
+    Py_ssize_t m = k->tk_mask, pos = (Py_ssize_t)(h & (uint64_t)m);
+    for (;;) {
+        int32_t sl = k->tk_slot[pos];
+        if (sl < 0) return -1;
+        if (k->tk_hash[pos] == h) {
+            int32_t tl = k->tok_len.p[sl];
+            if (tl == l && memcmp(k->arena.p + k->tok_start.p[sl], s, (size_t)l) == 0)
+                return k->hyp_ids.p[sl - t0];
+        }
+        pos = (pos + 1) & m;
+    }
+}
+
+static int ng_prepare(K *k, Py_ssize_t nhyp) {
+    Py_ssize_t want = pow2_at_least(2 * (nhyp * k->order) + 2);
+    if (want > k->ng_cap) {
+        free(k->ng); free(k->ng_used);
+        k->ng = malloc((size_t)want * sizeof(*k->ng));
+        k->ng_used = (int32_t *)malloc((size_t)want * sizeof(int32_t));
+        if (!k->ng || !k->ng_used) { PyErr_NoMemory(); return -1; }
+        k->ng_cap = want;
+        for (Py_ssize_t i = 0; i < want; i++) k->ng[i].n = 0;
+    }
+    /* entries are cleared through ng_used, so [0, want) is empty here */
+    k->ng_mask = want - 1;
+    return 0;
+}
+
+static void ng_clear(K *k) {
+    for (Py_ssize_t i = 0; i < k->ng_nused; i++) k->ng[k->ng_used[i]].n = 0;
+    k->ng_nused = 0;
+}
+
+/* Find the entry for ids[start..start+n) (hypothesis positions when insert). */
+static inline struct ng *ng_find(K *k, uint64_t h, const int32_t *ids, int32_t n, int insert, int32_t start) {
+    Py_ssize_t m = k->ng_mask, pos = (Py_ssize_t)(h & (uint64_t)m);
+    const int32_t *hyp = k->hyp_ids.p;
+    for (;;) {
+        struct ng *e = &k->ng[pos];
+        if (e->n == 0) {
+            if (!insert) return NULL;
+            e->h = h; e->n = n; e->start = start; e->hyp = 0; e->rmax = 0; e->rcur = 0; e->rseen = -1;
+            k->ng_used[k->ng_nused++] = (int32_t)pos;
+            return e;
+        }
+        if (e->h == h && e->n == n && memcmp(hyp + e->start, ids, (size_t)n * sizeof(int32_t)) == 0)
+            return e;
+        pos = (pos + 1) & m;
+    }
+}
+
+/* ----------------------------------------------------------------- the call */
+
+typedef struct {
+    Py_buffer view;
+    int held;
+} View;
+
+static int get_view(PyObject *o, View *v, int writable) {
+    v->held = 0;
+    if (o == Py_None) return 0;
+    if (PyObject_GetBuffer(o, &v->view, writable ? PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS : PyBUF_C_CONTIGUOUS) < 0)
+        return -1;
+    v->held = 1;
+    return 0;
+}
+
+static void rel_view(View *v) { if (v->held) PyBuffer_Release(&v->view); }
+
+PyDoc_STRVAR(stats_doc,
+"stats(hyp_data, hyp_offsets, hyp_valid, ref_data, ref_offsets, ref_valid,\n"
+"      list_offsets, tokenizer, lowercase, max_order, flags, out, per_row)\n"
+"\n"
+"Fill `out` (int64, n*(2+2N) when per_row else 2+2N, added to) with BLEU\n"
+"statistics. Offsets are int64 (n+1 / m+1 / n+1 values), valid buffers are\n"
+"one byte per value (or None: all valid). Raises\n"
+"ValueError(row, ref_index or -1 for the candidate, reason).");
+
+static PyObject *k_stats(PyObject *self, PyObject *args) {
+    PyObject *o_hd, *o_ho, *o_hv, *o_rd, *o_ro, *o_rv, *o_lo, *o_flags, *o_out;
+    int tokenizer, lowercase, order, per_row;
+    if (!PyArg_ParseTuple(args, "OOOOOOOiiiOOi", &o_hd, &o_ho, &o_hv, &o_rd, &o_ro, &o_rv, &o_lo,
+                          &tokenizer, &lowercase, &order, &o_flags, &o_out, &per_row))
+        return NULL;
+    if (order < 1 || order > 64) { PyErr_SetString(PyExc_ValueError, "max_order must be in 1..64"); return NULL; }
+    if (tokenizer < TOK_NONE || tokenizer > TOK_CHAR) { PyErr_SetString(PyExc_ValueError, "unknown tokenizer id"); return NULL; }
+
+    View hd, ho, hv, rd, ro, rv, lo, fl, out;
+    View *all[] = {&hd, &ho, &hv, &rd, &ro, &rv, &lo, &fl, &out};
+    for (int i = 0; i < 9; i++) all[i]->held = 0;
+    PyObject *result = NULL;
+    K k;
+    memset(&k, 0, sizeof(k));
+    if (get_view(o_hd, &hd, 0) < 0 || get_view(o_ho, &ho, 0) < 0 || get_view(o_hv, &hv, 0) < 0 ||
+        get_view(o_rd, &rd, 0) < 0 || get_view(o_ro, &ro, 0) < 0 || get_view(o_rv, &rv, 0) < 0 ||
+        get_view(o_lo, &lo, 0) < 0 || get_view(o_flags, &fl, 0) < 0 || get_view(o_out, &out, 1) < 0)
+        goto done;
+    if (!hd.held || !ho.held || !rd.held || !ro.held || !lo.held || !out.held) {
+        PyErr_SetString(PyExc_TypeError, "data, offsets and out buffers are required");
+        goto done;
+    }
+    Py_ssize_t n = ho.view.len / 8 - 1, m = ro.view.len / 8 - 1;
+    Py_ssize_t K2 = 2 + 2 * (Py_ssize_t)order;
+    if (n < 0 || m < 0 || lo.view.len / 8 != n + 1) {
+        PyErr_SetString(PyExc_ValueError, "offset buffers have inconsistent lengths");
+        goto done;
+    }
+    if ((hv.held && hv.view.len < n) || (rv.held && rv.view.len < m)) {
+        PyErr_SetString(PyExc_ValueError, "validity buffers are too short");
+        goto done;
+    }
+    if (out.view.len != (per_row ? n : 1) * K2 * 8) {
+        PyErr_SetString(PyExc_ValueError, "out buffer has the wrong size");
+        goto done;
+    }
+    if ((tokenizer == TOK_INTL || tokenizer == TOK_ZH) && (!fl.held || fl.view.len != UNI_SIZE)) {
+        PyErr_SetString(PyExc_ValueError, "this tokenizer needs the Unicode flag table");
+        goto done;
+    }
+    const uint8_t *hdata = (const uint8_t *)hd.view.buf, *rdata = (const uint8_t *)rd.view.buf;
+    const int64_t *hoff = (const int64_t *)ho.view.buf, *roff = (const int64_t *)ro.view.buf;
+    const int64_t *loff = (const int64_t *)lo.view.buf;
+    const uint8_t *hval = hv.held ? (const uint8_t *)hv.view.buf : NULL;
+    const uint8_t *rval = rv.held ? (const uint8_t *)rv.view.buf : NULL;
+    int64_t *o = (int64_t *)out.view.buf;
+    if (hoff[0] < 0 || hoff[n] > hd.view.len || roff[0] < 0 || roff[m] > rd.view.len ||
+        loff[0] < 0 || loff[n] > m) {
+        PyErr_SetString(PyExc_ValueError, "offsets point outside their data");
+        goto done;
+    }
+
+    k.tokenizer = tokenizer; k.lowercase = lowercase; k.order = order;
+    k.flags = fl.held ? (const uint8_t *)fl.view.buf : NULL;
+    int64_t *row = (int64_t *)calloc((size_t)K2, sizeof(int64_t));
+    int64_t *reflens = NULL;
+    Py_ssize_t reflens_cap = 0;
+    if (!row) { PyErr_NoMemory(); goto done; }
+
+    for (Py_ssize_t r = 0; r < n; r++) {
+        k.bad_row = r;
+        k.bad_ref = -1;
+        if (hval && !hval[r]) { k.bad_what = "candidate is null"; goto bad; }
+        int64_t a = hoff[r], b = hoff[r + 1];
+        int64_t la = loff[r], lb = loff[r + 1];
+        if (b < a || lb < la) { k.bad_what = "offsets are not monotonic"; goto bad; }
+        k.arena.len = 0; k.tok_start.len = 0; k.tok_len.len = 0;
+        Py_ssize_t nh = segment_tokens(&k, hdata + a, (Py_ssize_t)(b - a));
+        if (nh < 0) goto bad;
+        if (intern_hyp(&k, 0, nh) < 0) goto fail;
+        if (ng_prepare(&k, nh) < 0) goto fail;
+        memset(row, 0, (size_t)K2 * sizeof(int64_t));
+        row[0] = nh;
+        /* hypothesis n-grams */
+        const int32_t *hid = k.hyp_ids.p;
+        for (Py_ssize_t i = 0; i < nh; i++) {
+            uint64_t h = 0;
+            for (int32_t g = 1; g <= order && i + g <= nh; g++) {
+                h = mix(h, (uint32_t)hid[i + g - 1]);
+                struct ng *e = ng_find(&k, h, hid + i, g, 1, (int32_t)i);
+                e->hyp++;
+            }
+        }
+        for (int32_t g = 1; g <= order; g++) row[2 + order + g - 1] = nh >= g ? nh - g + 1 : 0;
+        /* references */
+        Py_ssize_t nrefs = 0;
+        if (lb - la > reflens_cap) {
+            reflens_cap = (Py_ssize_t)(lb - la) * 2;
+            int64_t *p = (int64_t *)realloc(reflens, (size_t)reflens_cap * sizeof(int64_t));
+            if (!p) { PyErr_NoMemory(); goto fail; }
+            reflens = p;
+        }
+        for (int64_t j = la; j < lb; j++) {
+            if (rval && !rval[j]) continue; /* a missing reference (None) */
+            int64_t ra = roff[j], rb = roff[j + 1];
+            k.bad_ref = (Py_ssize_t)(j - la);
+            if (rb < ra) { k.bad_what = "offsets are not monotonic"; goto bad; }
+            Py_ssize_t t0 = k.tok_start.len;
+            Py_ssize_t nr = segment_tokens(&k, rdata + ra, (Py_ssize_t)(rb - ra));
+            if (nr < 0) goto bad;
+            reflens[nrefs] = nr;
+            k.ref_ids.len = 0;
+            if (ibuf_reserve(&k.ref_ids, nr + 1) < 0) goto fail;
+            for (Py_ssize_t t = 0; t < nr; t++) k.ref_ids.p[t] = lookup_token(&k, 0, t0 + t);
+            const int32_t *rid = k.ref_ids.p;
+            for (Py_ssize_t i = 0; i < nr; i++) {
+                uint64_t h = 0;
+                for (int32_t g = 1; g <= order && i + g <= nr; g++) {
+                    if (rid[i + g - 1] < 0) break; /* not in the hypothesis: no longer n-gram matches */
+                    h = mix(h, (uint32_t)rid[i + g - 1]);
+                    struct ng *e = ng_find(&k, h, rid + i, g, 0, 0);
+                    if (!e) continue;
+                    if (e->rseen != nrefs) { e->rseen = (int32_t)nrefs; e->rcur = 0; }
+                    if (++e->rcur > e->rmax) e->rmax = e->rcur;
+                }
+            }
+            nrefs++;
+            /* drop this reference's tokens from the lists; the arena text can stay */
+            k.tok_start.len = t0; k.tok_len.len = t0;
+        }
+        k.bad_ref = -1;
+        if (nrefs == 0) { k.bad_what = "no reference (all references are missing)"; goto bad; }
+        /* closest reference length, ties to the shorter */
+        int64_t cdiff = -1, clen = -1;
+        for (Py_ssize_t j = 0; j < nrefs; j++) {
+            int64_t d = nh - reflens[j];
+            if (d < 0) d = -d;
+            if (cdiff == -1 || d < cdiff) { cdiff = d; clen = reflens[j]; }
+            else if (d == cdiff && reflens[j] < clen) clen = reflens[j];
+        }
+        row[1] = clen;
+        for (Py_ssize_t u = 0; u < k.ng_nused; u++) {
+            struct ng *e = &k.ng[k.ng_used[u]];
+            row[2 + e->n - 1] += e->hyp < e->rmax ? e->hyp : e->rmax;
+        }
+        ng_clear(&k);
+        int64_t *dst = per_row ? o + r * K2 : o;
+        if (per_row) memcpy(dst, row, (size_t)K2 * sizeof(int64_t));
+        else for (Py_ssize_t q = 0; q < K2; q++) dst[q] += row[q];
+    }
+    Py_INCREF(Py_None);
+    result = Py_None;
+    goto cleanup;
+bad:
+    if (!PyErr_Occurred()) {
+        PyObject *e = Py_BuildValue("(nns)", k.bad_row, k.bad_ref, k.bad_what ? k.bad_what : "invalid row");
+        if (e) { PyErr_SetObject(PyExc_ValueError, e); Py_DECREF(e); }
+    }
+fail:
+cleanup:
+    free(row);
+    free(reflens);
+done:
+    k_free(&k);
+    for (int i = 0; i < 9; i++) rel_view(all[i]);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"stats", k_stats, METH_VARARGS, stats_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "bleu_core._kernel", "Batch BLEU statistics kernel.", -1, methods,
+};
+
+PyMODINIT_FUNC PyInit__kernel(void) {
+    PyObject *mod = PyModule_Create(&module);
+    if (!mod) return NULL;
+    PyModule_AddIntConstant(mod, "TOK_NONE", TOK_NONE);
+    PyModule_AddIntConstant(mod, "TOK_13A", TOK_13A);
+    PyModule_AddIntConstant(mod, "TOK_INTL", TOK_INTL);
+    PyModule_AddIntConstant(mod, "TOK_ZH", TOK_ZH);
+    PyModule_AddIntConstant(mod, "TOK_CHAR", TOK_CHAR);
+    PyModule_AddIntConstant(mod, "F_N", F_N);
+    PyModule_AddIntConstant(mod, "F_P", F_P);
+    PyModule_AddIntConstant(mod, "F_S", F_S);
+    PyModule_AddIntConstant(mod, "F_ZH", F_ZH);
+    PyModule_AddIntConstant(mod, "UNI_SIZE", UNI_SIZE);
+    return mod;
+}

@@ -1,0 +1,177 @@
+"""The vectorised batch path: Arrow arrays in, an ``int64[n, 2+2N]`` matrix (or its sum) out.
+
+The work happens in the compiled kernel ``bleu_core._kernel``, which reads the Arrow buffers
+in place (UTF-8 data, offsets, validity) and tokenizes, splits, interns and counts n-grams in
+one call per batch; Python touches only the arrays, never a token.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence, Tuple, Union
+
+import numpy as np
+import pyarrow as pa
+
+from .tokenizers import get_tokenizer
+
+try:
+    from . import _kernel
+except ImportError as exc:  # pragma: no cover - a broken build
+    _kernel = None
+    _KERNEL_ERROR = exc
+
+ArrayLike = Union[pa.Array, pa.ChunkedArray, Sequence]
+
+
+class BatchInputError(ValueError):
+    """A row the statistics cannot be computed for.
+
+    ``row`` is the index in the batch, ``column`` is ``"candidate"`` or ``"references"``,
+    ``ref_index`` the position in that row's reference list (or ``None``).
+    """
+
+    def __init__(self, row: int, column: str, reason: str, ref_index: Optional[int] = None):
+        self.row, self.column, self.reason, self.ref_index = row, column, reason, ref_index
+        where = column if ref_index is None else f"{column}[{ref_index}]"
+        super().__init__(f"row {row}, {where}: {reason}")
+
+
+def _require_kernel():
+    if _kernel is None:  # pragma: no cover
+        raise ImportError(
+            f"bleu_core's compiled kernel is not available ({_KERNEL_ERROR}); reinstall beambleu "
+            "so that its C extension is built"
+        )
+
+
+def _combine(arr) -> pa.Array:
+    if isinstance(arr, pa.ChunkedArray):
+        return arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
+    return arr
+
+
+def _string_buffers(arr: pa.Array, what: str):
+    """(data, int64 offsets, validity bytes or None) of a string array, zero-copy where possible."""
+    if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
+        pass
+    elif pa.types.is_string_view(arr.type) or pa.types.is_null(arr.type):
+        arr = arr.cast(pa.large_string())
+    else:
+        raise TypeError(f"{what} must be strings, got Arrow type {arr.type}")
+    n = len(arr)
+    bufs = arr.buffers()
+    width = np.int32 if pa.types.is_string(arr.type) else np.int64
+    offsets = np.frombuffer(bufs[1], dtype=width, count=arr.offset + n + 1)[arr.offset :] if bufs[1] is not None else np.zeros(n + 1, width)
+    offsets = offsets.astype(np.int64, copy=False)
+    data = bufs[2] if bufs[2] is not None else b""
+    valid = None
+    if arr.null_count:
+        valid = np.asarray(arr.is_valid()).view(np.uint8)
+    return data, np.ascontiguousarray(offsets), valid
+
+
+def _list_parts(refs: pa.Array) -> Tuple[pa.Array, np.ndarray]:
+    """(flat child string array, int64 list offsets into it) of a list<string> array."""
+    if not (pa.types.is_list(refs.type) or pa.types.is_large_list(refs.type)):
+        raise TypeError(f"references must be a list<string> array, got Arrow type {refs.type}")
+    if refs.null_count:
+        row = int(np.flatnonzero(~np.asarray(refs.is_valid()))[0])
+        raise BatchInputError(row, "references", "the reference list is null")
+    n = len(refs)
+    width = np.int32 if pa.types.is_list(refs.type) else np.int64
+    offsets = np.frombuffer(refs.buffers()[1], dtype=width, count=refs.offset + n + 1)[refs.offset :]
+    offsets = offsets.astype(np.int64)
+    child = refs.values  # the whole child array, offsets index into it
+    return child, offsets
+
+
+def to_arrow(candidates: ArrayLike, references) -> Tuple[pa.Array, pa.Array]:
+    """Normalise Python sequences or Arrow arrays to (string array, list<string> array)."""
+    cand = _combine(candidates) if isinstance(candidates, (pa.Array, pa.ChunkedArray)) else None
+    if cand is None:
+        if isinstance(candidates, str):
+            raise TypeError("candidates must be a sequence of strings, not a single string")
+        cand = pa.array(list(candidates), type=pa.large_string())
+    if isinstance(references, (pa.Array, pa.ChunkedArray)):
+        refs = _combine(references)
+    else:
+        refs = list(references)
+        for i, r in enumerate(refs):
+            if isinstance(r, str) or not isinstance(r, Sequence):
+                raise TypeError(
+                    f"references[{i}] must be a sequence of reference strings (one list per candidate)"
+                )
+        refs = pa.array(refs, type=pa.large_list(pa.large_string()))
+    if len(cand) != len(refs):
+        raise ValueError(f"{len(cand)} candidates but {len(refs)} reference lists")
+    return cand, refs
+
+
+def batch_stats(
+    candidates: ArrayLike,
+    references,
+    *,
+    tokenize: str = "13a",
+    lowercase: bool = False,
+    max_ngram_order: int = 4,
+    per_row: bool = True,
+) -> np.ndarray:
+    """BLEU statistics of a batch.
+
+    ``candidates``: Arrow string array (or a sequence of str); ``references``: Arrow
+    list<string> array (or a sequence of sequences), where a null entry is a missing reference
+    and ``""`` a real empty one. Returns ``int64[n, 2+2N]`` when ``per_row`` else the
+    ``int64[2+2N]`` sum. Raises :class:`BatchInputError` naming the row for a null candidate,
+    a row without any reference, or text that is not valid UTF-8.
+    """
+    _require_kernel()
+    tok = get_tokenizer(tokenize)
+    cand, refs = to_arrow(candidates, references)
+    child, list_offsets = _list_parts(refs)
+    lowercase = bool(lowercase)
+    if tok.kernel_id is None:
+        cand, child = _pretokenize(tok, cand, lowercase), _pretokenize(tok, child, lowercase)
+        kernel_id, lowercase = 0, False
+    else:
+        kernel_id = tok.kernel_id
+    hd, ho, hv = _string_buffers(cand, "candidates")
+    rd, ro, rv = _string_buffers(child, "references")
+    n, width = len(cand), 2 + 2 * max_ngram_order
+    out = np.zeros((n, width) if per_row else width, dtype=np.int64)
+    try:
+        _kernel.stats(hd, ho, hv, rd, ro, rv, list_offsets, kernel_id, int(lowercase), max_ngram_order, tok.flags(), out, int(per_row))
+    except ValueError as exc:
+        if len(exc.args) == 3 and isinstance(exc.args[0], int):
+            row, ref_index, reason = exc.args
+            if ref_index < 0:
+                column = "references" if reason.startswith("no reference") else "candidate"
+                raise BatchInputError(row, column, reason) from None
+            raise BatchInputError(row, "references", reason, ref_index) from None
+        raise
+    return out
+
+
+def _pretokenize(tok, arr: pa.Array, lowercase: bool) -> pa.Array:
+    """Tokenizers the kernel does not implement (MeCab): Python per segment, then kernel 'none'."""
+    out = []
+    for s in arr.to_pylist():
+        if s is None:
+            out.append(None)
+            continue
+        if lowercase:
+            s = s.lower()
+        out.append(tok(s.rstrip()))
+    return pa.array(out, type=pa.large_string())
+
+
+def nrefs_per_row(references) -> np.ndarray:
+    """Number of present (non-null) references of each row."""
+    refs = _combine(references) if isinstance(references, (pa.Array, pa.ChunkedArray)) else None
+    if refs is None:
+        return np.array([sum(r is not None for r in row) for row in references], dtype=np.int64)
+    import pyarrow.compute as pc
+
+    flat_valid = pc.is_valid(refs.flatten())
+    parents = pc.list_parent_indices(refs)
+    counts = np.bincount(np.asarray(parents), weights=np.asarray(flat_valid, dtype=np.int64), minlength=len(refs))
+    return counts.astype(np.int64)

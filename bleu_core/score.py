@@ -1,0 +1,260 @@
+"""From a totals vector to a BLEU score: the only place floating point appears.
+
+``compute_bleu`` performs sacrebleu 2.6.0's ``BLEU.compute_bleu`` arithmetic operation by
+operation (same order, same Python float operations, same ``sum``), so scores are bit-identical.
+It differs in one documented way: it never mutates its input. sacrebleu's add-k smoothing adds k
+to its ``correct``/``total`` lists in place and then reports those modified lists as the counts;
+here ``counts``/``totals`` are always the real integer statistics and the smoothed values only
+enter the precisions.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence
+
+SMOOTH_DEFAULTS: Dict[str, Optional[float]] = {
+    # defaults from Chen & Cherry (2014), as in sacrebleu
+    "none": None,
+    "floor": 0.1,
+    "add-k": 1,
+    "exp": None,
+}
+SMOOTH_METHODS = tuple(SMOOTH_DEFAULTS)
+
+
+def my_log(num: float) -> float:
+    """sacrebleu's floored logarithm: log(0) is -9999999999."""
+    if num == 0.0:
+        return -9999999999
+    return math.log(num)
+
+
+def check_smoothing(smooth_method, smooth_value):
+    if not isinstance(smooth_method, str):
+        raise TypeError(f"smooth_method must be a str, got {type(smooth_method).__name__}")
+    if smooth_method not in SMOOTH_DEFAULTS:
+        raise ValueError(
+            f"smooth_method: unknown smoothing {smooth_method!r}; choose one of {', '.join(SMOOTH_METHODS)}"
+        )
+    if smooth_value is not None:
+        if isinstance(smooth_value, bool) or not isinstance(smooth_value, (int, float)):
+            raise TypeError(f"smooth_value must be a number or None, got {type(smooth_value).__name__}")
+        if not math.isfinite(smooth_value) or smooth_value < 0:
+            raise ValueError(f"smooth_value must be a finite number >= 0, got {smooth_value!r}")
+
+
+def check_order(max_ngram_order):
+    if isinstance(max_ngram_order, bool) or not isinstance(max_ngram_order, int):
+        raise TypeError(f"max_ngram_order must be an int, got {type(max_ngram_order).__name__}")
+    if not 1 <= max_ngram_order <= 64:
+        raise ValueError(f"max_ngram_order must be between 1 and 64, got {max_ngram_order}")
+
+
+def check_weights(weights, max_ngram_order):
+    if weights is None:
+        return None
+    try:
+        w = [float(x) for x in weights]
+    except (TypeError, ValueError):
+        raise TypeError("weights must be a sequence of numbers or None") from None
+    if len(w) != max_ngram_order:
+        raise ValueError(f"weights must have max_ngram_order={max_ngram_order} values, got {len(w)}")
+    if any(not math.isfinite(x) or x < 0 for x in w) or not math.isclose(sum(w), 1.0, rel_tol=0, abs_tol=1e-9):
+        raise ValueError(f"weights must be non-negative and sum to 1, got {w}")
+    return tuple(w)
+
+
+@dataclass
+class BleuScore:
+    """A BLEU score and the statistics it came from.
+
+    ``counts``/``totals`` are the clipped n-gram matches and the candidate n-gram totals per
+    order (real integers, never smoothed), ``precisions`` are in percent (smoothed as the method
+    says), ``score`` is 0-100.
+    """
+
+    score: float
+    counts: List[int]
+    totals: List[int]
+    precisions: List[float]
+    bp: float
+    sys_len: int
+    ref_len: int
+    signature: Optional[str] = None
+    name: str = field(default="BLEU", repr=False)
+
+    @property
+    def ratio(self) -> float:
+        return self.sys_len / self.ref_len if self.ref_len else 0
+
+    @property
+    def prec_str(self) -> str:
+        return "/".join(f"{p:.1f}" for p in self.precisions)
+
+    @property
+    def verbose_score(self) -> str:
+        """sacrebleu's verbose part: ``p1/p2/p3/p4 (BP = ... ref_len = ...)``."""
+        return (
+            f"{self.prec_str} (BP = {self.bp:.3f} ratio = {self.ratio:.3f} "
+            f"hyp_len = {self.sys_len:d} ref_len = {self.ref_len:d})"
+        )
+
+    def format(self, width: int = 2, score_only: bool = False, signature: Optional[str] = None) -> str:
+        """sacrebleu's text form: ``BLEU|<signature> = 57.89 100.0/75.0/... (BP = ...)``."""
+        sig = self.signature if signature is None else signature
+        sc = f"{self.score:.{width}f}"
+        if score_only:
+            return sc
+        head = f"{self.name}|{sig}" if sig else self.name
+        return f"{head} = {sc} {self.verbose_score}"
+
+    def to_dict(self) -> dict:
+        """sacrebleu's JSON fields (full-precision ``score``) plus the statistics."""
+        d = {"name": self.name, "score": self.score}
+        if self.signature:
+            d["signature"] = self.signature
+        d["verbose_score"] = self.verbose_score
+        if self.signature:
+            for part in self.signature.split("|"):
+                key, _, value = part.partition(":")
+                d[key] = value
+        d.update(
+            counts=list(self.counts),
+            totals=list(self.totals),
+            precisions=list(self.precisions),
+            bp=self.bp,
+            ratio=self.ratio,
+            sys_len=self.sys_len,
+            ref_len=self.ref_len,
+        )
+        return d
+
+    def __str__(self) -> str:
+        return self.format()
+
+
+def compute_bleu(
+    stats: Sequence[int],
+    *,
+    max_ngram_order: int,
+    smooth_method: str = "exp",
+    smooth_value: Optional[float] = None,
+    effective_order: bool = False,
+    weights: Optional[Sequence[float]] = None,
+    signature: Optional[str] = None,
+) -> BleuScore:
+    """BLEU from a statistics vector ``[c, r, matches_1..N, totals_1..N]``.
+
+    With ``weights=None`` this is sacrebleu's uniform geometric mean, computed exactly as
+    sacrebleu computes it. With weights ``w_n`` (non-negative, summing to 1) the mean is
+    ``exp(sum(w_n * log p_n))``; under ``effective_order`` the weights of the orders used are
+    renormalised to sum to 1.
+    """
+    check_order(max_ngram_order)
+    check_smoothing(smooth_method, smooth_value)
+    weights = check_weights(weights, max_ngram_order)
+    stats = [int(x) for x in stats]
+    if len(stats) != 2 + 2 * max_ngram_order:
+        raise ValueError(
+            f"stats must have 2 + 2 * max_ngram_order = {2 + 2 * max_ngram_order} values, got {len(stats)}"
+        )
+    sys_len, ref_len = stats[0], stats[1]
+    correct = stats[2 : 2 + max_ngram_order]
+    total = stats[2 + max_ngram_order :]
+
+    if smooth_value is None:
+        smooth_value = SMOOTH_DEFAULTS[smooth_method]
+
+    bp = 1.0
+    if sys_len < ref_len:
+        bp = math.exp(1 - ref_len / sys_len) if sys_len > 0 else 0.0
+
+    precisions = [0.0] * max_ngram_order
+
+    def result(score):
+        return BleuScore(score, correct, total, precisions, bp, sys_len, ref_len, signature)
+
+    # early stop if there are no matches (sacrebleu #141)
+    if not any(correct):
+        return result(0.0)
+
+    smooth_mteval = 1.0
+    eff_order = max_ngram_order
+    for n in range(1, len(precisions) + 1):
+        c, t = correct[n - 1], total[n - 1]
+        if smooth_method == "add-k" and n > 1:
+            c += smooth_value
+            t += smooth_value
+        if t == 0:
+            break
+        if effective_order:
+            eff_order = n
+        if c == 0:
+            if smooth_method == "exp":
+                smooth_mteval *= 2
+                precisions[n - 1] = 100.0 / (smooth_mteval * t)
+            elif smooth_method == "floor":
+                precisions[n - 1] = 100.0 * smooth_value / t
+        else:
+            precisions[n - 1] = 100.0 * c / t
+
+    if weights is None:
+        score = bp * math.exp(sum([my_log(p) for p in precisions[:eff_order]]) / eff_order)
+    else:
+        used = weights[:eff_order]
+        norm = sum(used)
+        if norm == 0:
+            raise ValueError("weights: the orders in use all have weight 0")
+        score = bp * math.exp(sum(w / norm * my_log(p) for w, p in zip(used, precisions) if w))
+    return result(score)
+
+
+class Signature:
+    """sacrebleu's BLEU signature: same fields, same order, our version.
+
+    ``nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:beambleu-0.1.0``; bootstrap fields
+    (``bs``, ``seed``) sit where sacrebleu puts them. Options sacrebleu lacks are added only when
+    they differ from sacrebleu's fixed behaviour: ``order:N`` when N != 4, ``weights:...`` when
+    given, so a default signature matches sacrebleu's field for field.
+    """
+
+    def __init__(
+        self,
+        *,
+        nrefs,
+        tokenizer_signature: str,
+        lowercase: bool = False,
+        effective_order: bool = False,
+        smooth_method: str = "exp",
+        smooth_value: Optional[float] = None,
+        max_ngram_order: int = 4,
+        weights: Optional[Sequence[float]] = None,
+        n_bootstrap: Optional[int] = None,
+        seed=None,
+    ):
+        from . import __version__
+
+        smooth = smooth_method
+        default = SMOOTH_DEFAULTS[smooth_method]
+        if default is not None:
+            value = default if smooth_value is None else smooth_value
+            smooth += f"[{value:.2f}]"
+        self.info = {
+            "nrefs": nrefs,
+            "bs": n_bootstrap,
+            "seed": seed,
+            "case": "lc" if lowercase else "mixed",
+            "eff": "yes" if effective_order else "no",
+            "tok": tokenizer_signature,
+            "smooth": smooth,
+            "order": None if max_ngram_order == 4 else max_ngram_order,
+            "weights": None if weights is None else ",".join(f"{w:g}" for w in weights),
+            "version": f"beambleu-{__version__}",
+        }
+
+    def format(self) -> str:
+        return "|".join(f"{k}:{v}" for k, v in self.info.items() if v is not None)
+
+    __str__ = format

@@ -1,0 +1,11 @@
+"""``char``: every character is a token (sacrebleu's ``TokenizerChar``)."""
+
+from .base import Tokenizer
+
+
+class TokenizerChar(Tokenizer):
+    name = "char"
+    kernel_id = 4
+
+    def __call__(self, line: str) -> str:
+        return " ".join(char for char in line)

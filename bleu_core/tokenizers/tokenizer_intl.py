@@ -1,0 +1,32 @@
+"""``intl``: mteval-v14 international tokenization (sacrebleu's ``TokenizerV14International``).
+
+The Unicode classes ``\\p{N}``, ``\\p{P}`` and ``\\p{S}`` are those of the installed ``regex``
+module, the library sacrebleu uses; the kernel's flag table is computed from it.
+"""
+
+import regex
+
+from .base import Tokenizer
+from ._unicode import flag_table
+
+_REGEXPS = (
+    # Separate out punctuations preceeded by a non-digit
+    (regex.compile(r"(\P{N})(\p{P})"), r"\1 \2 "),
+    # Separate out punctuations followed by a non-digit
+    (regex.compile(r"(\p{P})(\P{N})"), r" \1 \2"),
+    # Separate out symbols
+    (regex.compile(r"(\p{S})"), r" \1 "),
+)
+
+
+class TokenizerIntl(Tokenizer):
+    name = "intl"
+    kernel_id = 2
+
+    def flags(self):
+        return flag_table()
+
+    def __call__(self, line: str) -> str:
+        for regexp, repl in _REGEXPS:
+            line = regexp.sub(repl, line)
+        return " ".join(line.split())

@@ -1,0 +1,1 @@
+"""The Beam pipeline (no Beam import at package import time)."""
