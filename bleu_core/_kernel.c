@@ -133,8 +133,11 @@ static inline int is_space(uint32_t cp) { return Py_UNICODE_ISSPACE((Py_UCS4)cp)
 
 /* ------------------------------------------------------------ kernel state */
 
+/* stages, for benchmarks: stop after normalising, after tokenizing, or run everything */
+enum { STAGE_NORMALISE = 1, STAGE_TOKENIZE = 2, STAGE_ALL = 3 };
+
 typedef struct {
-    int tokenizer, lowercase, order;
+    int tokenizer, lowercase, order, stop_after;
     const uint8_t *flags; /* UNI_SIZE bytes, or NULL when the tokenizer needs none */
     Buf a, b, lower;      /* scratch for the tokenizer passes */
     Buf arena;            /* final text of every segment of the current pair */
@@ -397,6 +400,7 @@ static Py_ssize_t segment_tokens(K *k, const uint8_t *s, Py_ssize_t n) {
     }
     if (k->lowercase && lower_segment(k, &s, &n) < 0) return -1;
     n = rstrip_len(s, n);
+    if (k->stop_after == STAGE_NORMALISE) return 0;
 
     Buf *A = &k->a, *B = &k->b, *T;
     const uint8_t *cur = s;
@@ -622,18 +626,19 @@ static void rel_view(View *v) { if (v->held) PyBuffer_Release(&v->view); }
 
 PyDoc_STRVAR(stats_doc,
 "stats(hyp_data, hyp_offsets, hyp_valid, ref_data, ref_offsets, ref_valid,\n"
-"      list_offsets, tokenizer, lowercase, max_order, flags, out, per_row)\n"
+"      list_offsets, tokenizer, lowercase, max_order, flags, out, per_row[, stop_after])\n"
 "\n"
 "Fill `out` (int64, n*(2+2N) when per_row else 2+2N, added to) with BLEU\n"
 "statistics. Offsets are int64 (n+1 / m+1 / n+1 values), valid buffers are\n"
 "one byte per value (or None: all valid). Raises\n"
-"ValueError(row, ref_index or -1 for the candidate, reason).");
+"ValueError(row, ref_index or -1 for the candidate, reason). stop_after (1: normalise,\n"
+"2: tokenize, 3: everything, the default) exists for stage timings.");
 
 static PyObject *k_stats(PyObject *self, PyObject *args) {
     PyObject *o_hd, *o_ho, *o_hv, *o_rd, *o_ro, *o_rv, *o_lo, *o_flags, *o_out;
-    int tokenizer, lowercase, order, per_row;
-    if (!PyArg_ParseTuple(args, "OOOOOOOiiiOOi", &o_hd, &o_ho, &o_hv, &o_rd, &o_ro, &o_rv, &o_lo,
-                          &tokenizer, &lowercase, &order, &o_flags, &o_out, &per_row))
+    int tokenizer, lowercase, order, per_row, stop_after = STAGE_ALL;
+    if (!PyArg_ParseTuple(args, "OOOOOOOiiiOOi|i", &o_hd, &o_ho, &o_hv, &o_rd, &o_ro, &o_rv, &o_lo,
+                          &tokenizer, &lowercase, &order, &o_flags, &o_out, &per_row, &stop_after))
         return NULL;
     if (order < 1 || order > 64) { PyErr_SetString(PyExc_ValueError, "max_order must be in 1..64"); return NULL; }
     if (tokenizer < TOK_NONE || tokenizer > TOK_CHAR) { PyErr_SetString(PyExc_ValueError, "unknown tokenizer id"); return NULL; }
@@ -682,7 +687,7 @@ static PyObject *k_stats(PyObject *self, PyObject *args) {
         goto done;
     }
 
-    k.tokenizer = tokenizer; k.lowercase = lowercase; k.order = order;
+    k.tokenizer = tokenizer; k.lowercase = lowercase; k.order = order; k.stop_after = stop_after;
     k.flags = fl.held ? (const uint8_t *)fl.view.buf : NULL;
     int64_t *row = (int64_t *)calloc((size_t)K2, sizeof(int64_t));
     int64_t *reflens = NULL;
@@ -699,6 +704,14 @@ static PyObject *k_stats(PyObject *self, PyObject *args) {
         k.arena.len = 0; k.tok_start.len = 0; k.tok_len.len = 0;
         Py_ssize_t nh = segment_tokens(&k, hdata + a, (Py_ssize_t)(b - a));
         if (nh < 0) goto bad;
+        if (stop_after < STAGE_ALL) { /* benchmark stages: tokenize the references too, count nothing */
+            for (int64_t j = la; j < lb; j++) {
+                if (rval && !rval[j]) continue;
+                k.bad_ref = (Py_ssize_t)(j - la);
+                if (segment_tokens(&k, rdata + roff[j], (Py_ssize_t)(roff[j + 1] - roff[j])) < 0) goto bad;
+            }
+            continue;
+        }
         if (intern_hyp(&k, 0, nh) < 0) goto fail;
         if (ng_prepare(&k, nh) < 0) goto fail;
         memset(row, 0, (size_t)K2 * sizeof(int64_t));

@@ -1,0 +1,1 @@
+from .oracle import corpora  # noqa: F401  (fixture)

@@ -1,0 +1,106 @@
+"""Argument checking of the public API: clear exceptions naming the argument, never asserts."""
+
+import pyarrow as pa
+import pytest
+
+from bleu_core import BatchInputError, Bleu, BleuStats, batch_stats, compute_bleu, corpus_bleu, sentence_bleu
+
+
+@pytest.mark.parametrize(
+    "kwargs,exc,word",
+    [
+        ({"tokenize": "13b"}, ValueError, "tokenize"),
+        ({"tokenize": 13}, TypeError, "tokenize"),
+        ({"smooth_method": "linear"}, ValueError, "smooth_method"),
+        ({"smooth_value": "1"}, TypeError, "smooth_value"),
+        ({"smooth_value": -1.0}, ValueError, "smooth_value"),
+        ({"max_ngram_order": 0}, ValueError, "max_ngram_order"),
+        ({"max_ngram_order": 2.0}, TypeError, "max_ngram_order"),
+        ({"lowercase": "yes"}, TypeError, "lowercase"),
+        ({"effective_order": 1}, TypeError, "effective_order"),
+        ({"weights": [0.5, 0.5]}, ValueError, "weights"),
+        ({"weights": [0.5, 0.5, 0.5, -0.5]}, ValueError, "weights"),
+    ],
+)
+def test_bad_options(kwargs, exc, word):
+    with pytest.raises(exc, match=word):
+        corpus_bleu(["a"], [["a"]], **kwargs)
+
+
+def test_bad_inputs():
+    with pytest.raises(TypeError, match="candidates"):
+        corpus_bleu("a b", [["a b"]])
+    with pytest.raises(ValueError, match=r"candidates\[1\] is None"):
+        corpus_bleu(["a", None], [["a"], ["b"]])
+    with pytest.raises(TypeError, match=r"references\[0\]"):
+        corpus_bleu(["a"], ["a"])
+    with pytest.raises(ValueError, match="different lengths"):
+        corpus_bleu(["a", "b"], [["a"]])
+    with pytest.raises(ValueError, match=r"references\[0\]: no reference"):
+        corpus_bleu(["a"], [[None, None]])
+    with pytest.raises(TypeError, match=r"references\[0\]\[1\]"):
+        corpus_bleu(["a"], [["a", 3]])
+    with pytest.raises(ValueError, match="no segments"):
+        corpus_bleu([], [])
+    with pytest.raises(TypeError, match="candidate"):
+        sentence_bleu(None, ["a"])
+
+
+def test_batch_errors_name_row_and_column():
+    with pytest.raises(BatchInputError, match="row 1, candidate: candidate is null") as e:
+        batch_stats(pa.array(["a", None]), pa.array([["a"], ["b"]]))
+    assert (e.value.row, e.value.column) == (1, "candidate")
+    with pytest.raises(BatchInputError, match="row 0, references: no reference"):
+        batch_stats(pa.array(["a"]), pa.array([[None]], type=pa.list_(pa.string())))
+    with pytest.raises(BatchInputError, match="row 0, references: no reference"):
+        batch_stats(pa.array(["a"]), pa.array([[]], type=pa.list_(pa.string())))
+    with pytest.raises(BatchInputError, match="row 1, references: the reference list is null"):
+        batch_stats(pa.array(["a", "b"]), pa.array([["a"], None], type=pa.list_(pa.string())))
+    with pytest.raises(TypeError, match="strings"):
+        batch_stats(pa.array([1, 2]), pa.array([["a"], ["b"]]))
+
+
+def test_invalid_utf8_is_reported_not_decoded():
+    bad = pa.Array.from_buffers(pa.string(), 2, [None, pa.py_buffer(b"\x00\x00\x00\x00\x01\x00\x00\x00\x03\x00\x00\x00"),
+                                                 pa.py_buffer(b"a\xff\xfe")])
+    with pytest.raises(BatchInputError, match="row 1, candidate: invalid UTF-8"):
+        batch_stats(bad, pa.array([["a"], ["b"]]))
+    with pytest.raises(BatchInputError, match=r"row 1, references\[0\]: invalid UTF-8"):
+        batch_stats(pa.array(["a", "b"]), pa.ListArray.from_arrays(pa.array([0, 1, 2], pa.int32()), bad))
+
+
+def test_add_k_does_not_mutate_and_reports_real_counts():
+    stats = [4, 4, 2, 0, 0, 0, 4, 3, 2, 1]
+    before = list(stats)
+    s = compute_bleu(stats, max_ngram_order=4, smooth_method="add-k")
+    assert stats == before
+    assert s.counts == [2, 0, 0, 0] and s.totals == [4, 3, 2, 1]
+    # precisions use c + k over t + k for n > 1: 100 * 1 / 4, 1 / 3, 1 / 2
+    assert s.precisions == [50.0, 25.0, 100.0 / 3, 50.0]
+
+
+def test_lone_surrogates_fall_back_to_scalar_path():
+    # Python strings may hold lone surrogates (no UTF-8 form); sacrebleu scores them, so do we
+    s = corpus_bleu(["a \ud800 b"], [["a \ud800 b"]])
+    assert s.counts == [3, 2, 1, 0] and s.totals == [3, 2, 1, 0]
+
+
+def test_weights_and_order_in_signature():
+    s = corpus_bleu(["a b c"], [["a b c"]], max_ngram_order=2, weights=[0.75, 0.25])
+    assert s.score == pytest.approx(100.0)
+    # "a b x" vs "a b c": p1 = 2/3 (a, b), p2 = 1/2 (a-b): 100 * (2/3)^0.75 * (1/2)^0.25
+    w = corpus_bleu(["a b x"], [["a b c"]], max_ngram_order=2, weights=[0.75, 0.25])
+    assert w.score == pytest.approx(100 * (2 / 3) ** 0.75 * (1 / 2) ** 0.25)
+    assert "order:2" in s.signature and "weights:0.75,0.25" in s.signature
+    assert "order" not in corpus_bleu(["a b c"], [["a b c"]]).signature
+
+
+def test_bleu_score_roundtrip_fields():
+    m = Bleu()
+    s = m.score(BleuStats([5, 6, 5, 3, 2, 1, 5, 4, 3, 2]), nrefs={1})
+    d = s.to_dict()
+    for key in ("name", "score", "signature", "verbose_score", "nrefs", "case", "eff", "tok", "smooth", "version",
+                "counts", "totals", "precisions", "bp", "ratio", "sys_len", "ref_len"):
+        assert key in d
+    assert d["nrefs"] == "1" and d["tok"] == "13a"
+    assert m.signature({1, 2}).format().startswith("nrefs:var|")

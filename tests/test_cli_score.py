@@ -1,0 +1,111 @@
+"""`beambleu score` against the `sacrebleu` command line on the same files."""
+
+import gzip
+import json
+import subprocess
+import sys
+
+import pytest
+
+from .oracle import REPO
+
+SAMPLE = REPO / "examples" / "sample"
+REFS = [str(SAMPLE / "ref.A.txt"), str(SAMPLE / "ref.B.txt")]
+HYP = str(SAMPLE / "sys.alpha.txt")
+
+
+def beambleu(*args, stdin=None):
+    return subprocess.run([sys.executable, "-m", "pipeline.cli", "score", *args], capture_output=True, text=True,
+                          input=stdin, cwd=REPO)
+
+
+def sacrebleu_cli(*args):
+    out = subprocess.run([sys.executable, "-m", "sacrebleu", *args, "-m", "bleu"], capture_output=True, text=True,
+                         cwd=REPO)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def unversioned(text):
+    return text.replace("version:beambleu-0.1.0", "V").replace("version:2.6.0", "V")
+
+
+@pytest.mark.parametrize("flags", [[], ["-tok", "intl", "-lc"], ["-s", "floor", "-sv", "0.3"], ["-s", "add-k"],
+                                   ["-s", "none", "-w", "4"], ["-tok", "char"]])
+def test_text_output_equals_sacrebleu(flags):
+    ours = beambleu(*REFS, "-i", HYP, "-f", "text", *flags)
+    assert ours.returncode == 0, ours.stderr
+    assert unversioned(ours.stdout) == unversioned(sacrebleu_cli(*REFS, "-i", HYP, "-f", "text", *flags))
+
+
+def test_json_has_sacrebleu_fields_and_full_precision():
+    ours = json.loads(beambleu(*REFS, "-i", HYP).stdout)
+    theirs = json.loads(sacrebleu_cli(*REFS, "-i", HYP, "-w", "17"))
+    for key in ("name", "verbose_score", "nrefs", "case", "eff", "tok", "smooth"):
+        assert ours[key] == theirs[key]
+    assert list(ours)[:5] == ["name", "score", "signature", "verbose_score", "nrefs"]
+    from bleu_core import corpus_bleu
+    from .oracle import read_lines
+    refs = [list(r) for r in zip(*(read_lines(p) for p in REFS))]
+    assert ours["score"] == corpus_bleu(read_lines(HYP), refs).score  # not rounded
+    assert round(ours["score"], 17) == theirs["score"]
+    assert ours["version"] == "beambleu-0.1.0"
+    assert {"counts", "totals", "precisions", "bp", "ratio", "sys_len", "ref_len"} <= set(ours)
+
+
+def test_score_only_sentence_level_and_stdin():
+    assert beambleu(*REFS, "-i", HYP, "-b").stdout == sacrebleu_cli(*REFS, "-i", HYP, "-b")
+    assert unversioned(beambleu(*REFS, "-i", HYP, "-sl").stdout) == unversioned(sacrebleu_cli(*REFS, "-i", HYP, "-sl"))
+    piped = beambleu(*REFS, "-b", stdin=open(HYP, encoding="utf-8").read())
+    assert piped.stdout == sacrebleu_cli(*REFS, "-i", HYP, "-b")
+
+
+def test_gzip_and_crlf(tmp_path):
+    gz = tmp_path / "hyp.txt.gz"
+    with gzip.open(gz, "wb") as fh:
+        fh.write(open(HYP, "rb").read().replace(b"\n", b"\r\n"))
+    assert beambleu(*REFS, "-i", str(gz), "-b").stdout == sacrebleu_cli(*REFS, "-i", HYP, "-b")
+
+
+def test_line_count_mismatch(tmp_path):
+    short = tmp_path / "short.txt"
+    short.write_text("one line\n", encoding="utf-8")
+    out = beambleu(REFS[0], "-i", str(short))
+    assert out.returncode == 1 and out.stdout == ""
+    assert out.stderr.strip() == f"beambleu: error: {REFS[0]}: has 30 lines but the system output {short} has 1"
+    assert "Traceback" not in out.stderr
+
+
+def test_bad_utf8_names_file_line_and_column(tmp_path):
+    bad = tmp_path / "bad.txt"
+    lines = open(HYP, "rb").read().split(b"\n")
+    lines[6] = b"caf\xc3 au lait"
+    bad.write_bytes(b"\n".join(lines))
+    out = beambleu(*REFS, "-i", str(bad))
+    assert out.returncode == 1 and out.stdout == ""
+    assert out.stderr.strip() == f"beambleu: error: {bad}: line 7, column 4: invalid UTF-8 (byte 0xc3)"
+
+
+def test_missing_file_and_bad_flags(tmp_path):
+    out = beambleu(str(tmp_path / "nope.txt"), "-i", HYP)
+    assert out.returncode == 1 and "nope.txt: cannot read: No such file or directory" in out.stderr
+    out = beambleu(*REFS, "-i", HYP, "-tok", "13b")
+    assert out.returncode == 2 and "invalid choice: '13b'" in out.stderr
+    out = beambleu(*REFS, "-i", HYP, "--max-ngram-order", "0")
+    assert out.returncode == 2 and out.stderr.strip() == \
+        "beambleu: error: max_ngram_order must be between 1 and 64, got 0"
+
+
+def test_score_does_not_import_beam():
+    code = ("import sys, io, contextlib; from pipeline.cli import main\n"
+            f"with contextlib.redirect_stdout(io.StringIO()): rc = main(['score', {REFS[0]!r}, '-i', {HYP!r}])\n"
+            "assert rc == 0; print('apache_beam' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
+    assert out.stdout.strip() == "False", out.stderr
+
+
+def test_help_lists_sacrebleu_flags():
+    out = beambleu("--help").stdout
+    for flag in ("-tok", "--lowercase", "-s", "-sv", "--force", "-b", "-w", "-f", "-sl", "--max-ngram-order",
+                 "--effective-order"):
+        assert flag in out
