@@ -1,0 +1,1 @@
+"""Reproducible speed and memory measurements, printed as ratios against sacrebleu."""

@@ -1,0 +1,100 @@
+"""One measurement in a process of its own (so peak RSS is that implementation's alone).
+
+    python -m benchmarks._worker IMPL PARQUET TOKENIZE [--batch-size N]
+
+Prints one JSON line: cpu_s (process CPU time of the scored part), wall_s, peak_rss_mb,
+score, stats. For beambleu the scored part includes reading the Parquet file batch by batch;
+for sacrebleu and bleuscore the corpus is first loaded into Python lists (their APIs need
+it, and that load is not counted), then scored.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import time
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def load_lists(path):
+    import pyarrow.parquet as pq
+
+    t = pq.read_table(path)
+    return t.column("candidate").to_pylist(), t.column("references").to_pylist()
+
+
+def run_beambleu(path, tokenize, batch_size, per_row=False, stop_after=3):
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    from bleu_core import Bleu
+    from bleu_core.batch import batch_stats
+
+    metric = Bleu(tokenize=tokenize)
+    metric.tokenizer.flags()  # one-off table build, reported separately as start-up
+    c0, w0 = time.process_time(), time.perf_counter()
+    total = np.zeros(10, dtype=np.int64)
+    read_s = 0.0
+    f = pq.ParquetFile(path)
+    it = f.iter_batches(batch_size=batch_size, columns=["candidate", "references"])
+    while True:
+        r0 = time.process_time()
+        batch = next(it, None)
+        read_s += time.process_time() - r0
+        if batch is None:
+            break
+        out = batch_stats(batch.column(0), batch.column(1), tokenize=tokenize, per_row=per_row, _stop_after=stop_after)
+        total += out.sum(axis=0) if per_row else out
+    cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+    score = metric.score(total).score if stop_after == 3 else None
+    return cpu, wall, score, total.tolist(), {"read_s": read_s}
+
+
+def run_sacrebleu(path, tokenize):
+    from sacrebleu.metrics.bleu import BLEU
+
+    hyps, refs = load_lists(path)
+    streams = [list(s) for s in zip(*refs)]
+    c0, w0 = time.process_time(), time.perf_counter()
+    s = BLEU(tokenize=tokenize).corpus_score(hyps, streams)
+    cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+    return cpu, wall, s.score, [s.sys_len, s.ref_len, *s.counts, *s.totals], {}
+
+
+def run_bleuscore(path, tokenize):
+    import bleuscore
+
+    hyps, refs = load_lists(path)
+    c0, w0 = time.process_time(), time.perf_counter()
+    s = bleuscore.compute(predictions=hyps, references=refs, max_order=4, smooth=False)
+    cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+    return cpu, wall, 100 * s["bleu"], [s["translation_length"], s["reference_length"]], {}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("impl", choices=["beambleu", "beambleu-sentence", "beambleu-normalise", "beambleu-tokenize",
+                                     "sacrebleu", "bleuscore"])
+    ap.add_argument("parquet")
+    ap.add_argument("tokenize")
+    ap.add_argument("--batch-size", type=int, default=16384)
+    a = ap.parse_args()
+    if a.impl == "sacrebleu":
+        res = run_sacrebleu(a.parquet, a.tokenize)
+    elif a.impl == "bleuscore":
+        res = run_bleuscore(a.parquet, a.tokenize)
+    else:
+        kw = {"beambleu": {}, "beambleu-sentence": {"per_row": True}, "beambleu-normalise": {"stop_after": 1},
+              "beambleu-tokenize": {"stop_after": 2}}[a.impl]
+        res = run_beambleu(a.parquet, a.tokenize, a.batch_size, **kw)
+    cpu, wall, score, stats, extra = res
+    print(json.dumps({"cpu_s": cpu, "wall_s": wall, "peak_rss_mb": peak_rss_mb(), "score": score, "stats": stats,
+                      **extra}))
+
+
+if __name__ == "__main__":
+    main()
