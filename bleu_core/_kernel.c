@@ -202,71 +202,94 @@ static const uint8_t *punct13a_table(void) {
     return t;
 }
 
-static int pass_13a_punct(const uint8_t *s, Py_ssize_t n, Buf *out) {
+/* Pass 1 with the f' {line} ' padding folded in. A space is itself in the class and would
+ * become three spaces; it is copied as one instead: passes 2-4 only ever ask whether a
+ * neighbour is a digit, '.', ',' or '-', which a space is not however many there are, and the
+ * final split ignores run lengths, so the tokens are the same. */
+static int pass_13a_punct(const uint8_t *s, Py_ssize_t n, int pad, Buf *out) {
     const uint8_t *t = punct13a_table();
     out->len = 0;
-    if (buf_reserve(out, 3 * n + 1) < 0) return -1;
+    if (buf_reserve(out, 3 * n + 3) < 0) return -1;
+    uint8_t *o = out->p;
+    if (pad) *o++ = ' ';
     for (Py_ssize_t i = 0; i < n; i++) {
         uint8_t c = s[i];
-        if (c < 128 && t[c]) { buf_putc(out, ' '); buf_putc(out, c); buf_putc(out, ' '); }
-        else buf_putc(out, c);
+        if (c < 128 && t[c] && c != ' ') { o[0] = ' '; o[1] = c; o[2] = ' '; o += 3; }
+        else *o++ = c;
     }
+    if (pad) *o++ = ' ';
+    out->len = o - out->p;
     return 0;
 }
 
 static inline int is_digit(uint32_t c) { return c >= '0' && c <= '9'; }
 
-/* ([^0-9])([\.,]) -> "\1 \2 " */
+/* The three remaining 13a regexes each insert spaces around one ASCII character, decided by
+ * its neighbours and by whether a neighbour was consumed by the previous match (re.sub scans
+ * left to right without overlap). Untouched runs are copied whole. */
+
+/* ([^0-9])([\.,]) -> "\1 \2 ": a '.'/',' at j matches when the code point before it is not a
+ * digit and is not itself a '.'/',' consumed as the \2 of a match at j-1. */
 static int pass_nondigit_punct(const uint8_t *s, Py_ssize_t n, Buf *out) {
     out->len = 0;
-    if (buf_reserve(out, 2 * n + 1) < 0) return -1;
-    Py_ssize_t i = 0;
-    while (i < n) {
-        int l = u8len(s[i]);
-        if (i + l < n && (s[i + l] == '.' || s[i + l] == ',') && !(l == 1 && is_digit(s[i]))) {
-            buf_put(out, s + i, l); buf_putc(out, ' '); buf_putc(out, s[i + l]); buf_putc(out, ' ');
-            i += l + 1;
-        } else {
-            buf_put(out, s + i, l);
-            i += l;
+    if (buf_reserve(out, 3 * n + 1) < 0) return -1;
+    uint8_t *o = out->p;
+    Py_ssize_t run = 0;
+    int prev_matched = 0;
+    for (Py_ssize_t j = 0; j < n; j++) {
+        uint8_t c = s[j];
+        if (c != '.' && c != ',') { prev_matched = 0; continue; }
+        int m = j > 0 && !is_digit(s[j - 1]) && !prev_matched;
+        if (m) {
+            memcpy(o, s + run, (size_t)(j - run)); o += j - run;
+            o[0] = ' '; o[1] = c; o[2] = ' '; o += 3;
+            run = j + 1;
         }
+        prev_matched = m;
     }
+    memcpy(o, s + run, (size_t)(n - run)); o += n - run;
+    out->len = o - out->p;
     return 0;
 }
 
-/* ([\.,])([^0-9]) -> " \1 \2" */
+/* ([\.,])([^0-9]) -> " \1 \2": a '.'/',' at j matches when a code point follows that is not a
+ * digit, unless this '.'/',' was consumed as the \2 of a match at j-1. */
 static int pass_punct_nondigit(const uint8_t *s, Py_ssize_t n, Buf *out) {
     out->len = 0;
-    if (buf_reserve(out, 2 * n + 1) < 0) return -1;
-    Py_ssize_t i = 0;
-    while (i < n) {
-        uint8_t c = s[i];
-        if ((c == '.' || c == ',') && i + 1 < n && !is_digit(s[i + 1])) {
-            int l2 = u8len(s[i + 1]);
-            buf_putc(out, ' '); buf_putc(out, c); buf_putc(out, ' '); buf_put(out, s + i + 1, l2);
-            i += 1 + l2;
-        } else {
-            int l = u8len(c);
-            buf_put(out, s + i, l);
-            i += l;
+    if (buf_reserve(out, 3 * n + 1) < 0) return -1;
+    uint8_t *o = out->p;
+    Py_ssize_t run = 0;
+    Py_ssize_t consumed = -1; /* index of a '.'/',' eaten as \2 */
+    for (Py_ssize_t j = 0; j < n; j++) {
+        uint8_t c = s[j];
+        if ((c != '.' && c != ',') || j == consumed) continue;
+        if (j + 1 < n && !is_digit(s[j + 1])) {
+            memcpy(o, s + run, (size_t)(j - run)); o += j - run;
+            o[0] = ' '; o[1] = c; o[2] = ' '; o += 3;
+            run = j + 1;
+            consumed = j + 1;
         }
     }
+    memcpy(o, s + run, (size_t)(n - run)); o += n - run;
+    out->len = o - out->p;
     return 0;
 }
 
-/* ([0-9])(-) -> "\1 \2 " */
+/* ([0-9])(-) -> "\1 \2 ": a '-' after a digit (a digit is never consumed as a \2, which is '-') */
 static int pass_digit_dash(const uint8_t *s, Py_ssize_t n, Buf *out) {
     out->len = 0;
-    if (buf_reserve(out, 2 * n + 1) < 0) return -1;
-    Py_ssize_t i = 0;
-    while (i < n) {
-        if (is_digit(s[i]) && i + 1 < n && s[i + 1] == '-') {
-            buf_putc(out, s[i]); buf_putc(out, ' '); buf_putc(out, '-'); buf_putc(out, ' ');
-            i += 2;
-        } else {
-            buf_putc(out, s[i++]);
+    if (buf_reserve(out, 3 * n + 1) < 0) return -1;
+    uint8_t *o = out->p;
+    Py_ssize_t run = 0;
+    for (Py_ssize_t j = 1; j < n; j++) {
+        if (s[j] == '-' && is_digit(s[j - 1])) {
+            memcpy(o, s + run, (size_t)(j - run)); o += j - run;
+            o[0] = ' '; o[1] = '-'; o[2] = ' '; o += 3;
+            run = j + 1;
         }
     }
+    memcpy(o, s + run, (size_t)(n - run)); o += n - run;
+    out->len = o - out->p;
     return 0;
 }
 
@@ -421,24 +444,22 @@ static Py_ssize_t segment_tokens(K *k, const uint8_t *s, Py_ssize_t n) {
             STEP(replace_all(cur, cn, "&lt;", "<", A));
             STEP(replace_all(cur, cn, "&gt;", ">", A));
         }
-        /* f' {line} ': the padding only matters to the passes below */
-        A->len = 0;
-        if (buf_reserve(A, cn + 2) < 0) return -1;
-        buf_putc(A, ' '); buf_put(A, cur, cn); buf_putc(A, ' ');
-        cur = A->p; cn = A->len; T = A; A = B; B = T;
+        /* f' {line} ' padding, then the regexp post-tokenizer shared with zh */
+        STEP(pass_13a_punct(cur, cn, 1, A));
     }
-        /* fall through: the regexp post-tokenizer shared with zh */
-        goto regexp;
+        goto regexp_rest;
     case TOK_ZH: {
         Py_ssize_t off = lstrip_off(cur, cn);
         cur += off; cn -= off; /* line.strip(); the right side is already stripped */
         STEP(pass_isolate(cur, cn, k->flags, F_ZH, A));
     }
-    regexp:
-        STEP(pass_13a_punct(cur, cn, A));
-        STEP(pass_nondigit_punct(cur, cn, A));
-        STEP(pass_punct_nondigit(cur, cn, A));
-        STEP(pass_digit_dash(cur, cn, A));
+        STEP(pass_13a_punct(cur, cn, 0, A));
+    regexp_rest:
+        if (memchr(cur, '.', (size_t)cn) || memchr(cur, ',', (size_t)cn)) {
+            STEP(pass_nondigit_punct(cur, cn, A));
+            STEP(pass_punct_nondigit(cur, cn, A));
+        }
+        if (memchr(cur, '-', (size_t)cn)) STEP(pass_digit_dash(cur, cn, A));
         break;
     case TOK_INTL:
         STEP(pass_intl1(cur, cn, k->flags, A));
@@ -469,14 +490,24 @@ static Py_ssize_t segment_tokens(K *k, const uint8_t *s, Py_ssize_t n) {
         }
     } else {
         while (i < cn) {
-            int l = u8len(t[i]);
-            if (is_space(u8cp(t, i, l))) { i += l; continue; }
+            uint8_t c = t[i];
+            if (c < 0x80) {
+                if (_Py_ascii_whitespace[c]) { i++; continue; }
+            } else {
+                int l = u8len(c);
+                if (is_space(u8cp(t, i, l))) { i += l; continue; }
+            }
             Py_ssize_t st = i;
-            i += l;
             while (i < cn) {
-                l = u8len(t[i]);
-                if (is_space(u8cp(t, i, l))) break;
-                i += l;
+                c = t[i];
+                if (c < 0x80) {
+                    if (_Py_ascii_whitespace[c]) break;
+                    i++;
+                } else {
+                    int l = u8len(c);
+                    if (is_space(u8cp(t, i, l))) break;
+                    i += l;
+                }
             }
             k->tok_start.p[k->tok_start.len++] = (int32_t)(base + st);
             k->tok_len.p[k->tok_len.len++] = (int32_t)(i - st);

@@ -104,3 +104,16 @@ def test_bleu_score_roundtrip_fields():
         assert key in d
     assert d["nrefs"] == "1" and d["tok"] == "13a"
     assert m.signature({1, 2}).format().startswith("nrefs:var|")
+
+
+def test_parquet_stats_streams_a_file(tmp_path):
+    import pyarrow.parquet as pq
+
+    from bleu_core.parquet import parquet_stats
+
+    cands = ["the cat is on mat", "red red red blue", "cat", ""]
+    refs = [["the cat is on the mat"], ["red blue green white"], ["cat"], ["a", None]]
+    pq.write_table(pa.table({"candidate": cands, "references": refs}), tmp_path / "x.parquet", row_group_size=3)
+    stats = parquet_stats(tmp_path / "x.parquet", batch_size=2)
+    assert Bleu().score(stats).score == corpus_bleu(cands, refs).score
+    assert parquet_stats(tmp_path / "x.parquet", per_row=True, batch_size=3) == stats

@@ -82,3 +82,18 @@ def test_sliced_and_chunked_arrow_inputs(tokenize):
     big = batch_stats(cands.slice(3).cast(pa.large_string()), refs.slice(3).cast(pa.large_list(pa.large_string())),
                       tokenize=tokenize)
     np.testing.assert_array_equal(big, want)
+
+
+@pytest.mark.parametrize("tokenize", ["13a", "zh", "intl"])
+@settings(max_examples=1500, deadline=None)
+@given(line=st.text(alphabet=".,-0 9a€中'\u00a0", max_size=14))
+def test_dense_punctuation_chains_match_sacrebleu(tokenize, line):
+    """Runs like '..,.', '1.,2', '-.-5', '. ,' stress the left-to-right, non-overlapping match rules."""
+    from .oracle import sacre_corpus
+
+    refs = [[line[::-1], line.replace(".", ". ")], [". , - 0 9 a"]]
+    cands = [line, line]
+    got = batch_stats(cands, refs, tokenize=tokenize)
+    _, theirs = sacre_corpus(cands, refs, tokenize=tokenize)
+    assert got.tolist() == [list(map(int, r)) for r in theirs]
+    assert get_tokenizer(tokenize)(line.rstrip()) == _get_tokenizer(tokenize)()(line.rstrip())

@@ -1,0 +1,42 @@
+"""Streaming statistics from a Parquet file, batch by batch, in flat memory.
+
+Arrow's default allocator (mimalloc) keeps freed pages, so reading a large file batch after
+batch grows the process even though each batch is dropped; returning unused memory to the
+system after each batch keeps the peak independent of the file's size.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator, Optional, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .metric import Bleu
+from .stats import BleuStats
+
+
+def iter_batches(path, columns: Optional[Sequence[str]] = None, batch_size: int = 16384) -> Iterator[pa.RecordBatch]:
+    pool = pa.default_memory_pool()
+    pf = pq.ParquetFile(path)
+    for batch in pf.iter_batches(batch_size=batch_size, columns=list(columns) if columns else None):
+        yield batch
+        del batch
+        pool.release_unused()
+
+
+def parquet_stats(path, bleu: Optional[Bleu] = None, *, candidate_column: str = "candidate",
+                  references_column: str = "references", batch_size: int = 16384,
+                  per_row: bool = False, _stop_after: int = 3) -> BleuStats:
+    """Summed statistics of every row of a Parquet file (candidate string + references list<string>)."""
+    from .batch import batch_stats
+
+    bleu = bleu or Bleu()
+    total = np.zeros(2 + 2 * bleu.max_ngram_order, dtype=np.int64)
+    for batch in iter_batches(path, [candidate_column, references_column], batch_size):
+        out = batch_stats(batch.column(candidate_column), batch.column(references_column), tokenize=bleu.tokenize,
+                          lowercase=bleu.lowercase, max_ngram_order=bleu.max_ngram_order, per_row=per_row,
+                          _stop_after=_stop_after)
+        total += out.sum(axis=0) if per_row else out
+    return BleuStats(total)

@@ -1,0 +1,211 @@
+"""Parquet input: plan the work on the driver, read row groups on the workers.
+
+Planning matches the globs and reads every file's footer (metadata only), so the common input
+errors -- nothing matched, not Parquet, a missing column, a wrong type, schemas that differ
+between shards -- stop the job before it starts, naming the file and column. The work items are
+``(file, row group)`` pairs; a ``Reshuffle`` spreads them over workers, and a DoFn reads each
+row group through Beam's ``FileSystems`` (local, ``gs://``, ``s3://``), in Arrow batches, only
+the needed columns. This works on every runner, including the DaskRunner, on which
+``ReadFromParquetBatched`` fails.
+"""
+
+from __future__ import annotations
+
+import re
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .accumulate import GROUP_KEY_TYPES, group_key_type_ok
+
+ERROR_MARK = "beambleu-input-error: "
+
+
+class PipelineInputError(ValueError):
+    """Bad input found while planning or while the pipeline runs.
+
+    Its text starts with a marker, so that the command line can find the one-line message
+    inside whatever a runner wraps a worker's exception in.
+    """
+
+    def __init__(self, message: str):
+        # runners re-raise a worker's exception as type(exc)(text + context): keep one marker,
+        # and drop the context Beam appends (" [while running 'Step']")
+        while message.startswith(ERROR_MARK):
+            message = message[len(ERROR_MARK):]
+        message = re.sub(r" \[while running '[^']*'\]$", "", message)
+        self.message = message
+        super().__init__(ERROR_MARK + message)
+
+
+def _is_string(t: pa.DataType) -> bool:
+    return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t)
+
+
+def _is_string_list(t: pa.DataType) -> bool:
+    return (pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_list_view(t)) and _is_string(t.value_type)
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    """Which columns hold what."""
+
+    candidate_columns: Tuple[str, ...] = ("candidate",)
+    references_column: Optional[str] = "references"
+    reference_columns: Optional[Tuple[str, ...]] = None
+    group_by: Tuple[Tuple[str, ...], ...] = ()
+    id_column: Optional[str] = None
+    wide: bool = False  # candidate_columns name systems (group system=<column>)
+
+    @property
+    def group_columns(self) -> List[str]:
+        cols = []
+        for gs in self.group_by:
+            for c in gs:
+                if c not in cols and not (self.wide and c == "system"):
+                    cols.append(c)
+        return cols
+
+    @property
+    def columns(self) -> List[str]:
+        cols = list(self.candidate_columns)
+        cols += list(self.reference_columns) if self.reference_columns else [self.references_column]
+        cols += self.group_columns
+        if self.id_column:
+            cols.append(self.id_column)
+        return list(dict.fromkeys(cols))
+
+    def check_schema(self, path: str, schema: pa.Schema) -> None:
+        names = set(schema.names)
+        for col in self.columns:
+            if col not in names:
+                raise PipelineInputError(f"{path}: column {col!r} not found (columns: {', '.join(schema.names)})")
+        for col in self.candidate_columns:
+            t = schema.field(col).type
+            if not _is_string(t):
+                raise PipelineInputError(f"{path}: column {col!r} must be string, found {t}")
+        if self.reference_columns:
+            for col in self.reference_columns:
+                t = schema.field(col).type
+                if not _is_string(t):
+                    raise PipelineInputError(f"{path}: column {col!r} must be string, found {t}")
+        else:
+            t = schema.field(self.references_column).type
+            if not _is_string_list(t):
+                raise PipelineInputError(
+                    f"{path}: column {self.references_column!r} must be list<string>, found {t} "
+                    "(use --reference-columns for one string column per reference)")
+        for col in self.group_columns:
+            t = schema.field(col).type
+            if not group_key_type_ok(t):
+                raise PipelineInputError(f"{path}: group column {col!r} must be {GROUP_KEY_TYPES}, found {t}")
+
+
+@dataclass(frozen=True)
+class WorkItem:
+    file_index: int
+    path: str
+    row_group: int
+    first_row: int  # index in the file of the row group's first row
+    num_rows: int
+
+
+@dataclass
+class Plan:
+    files: List[str]
+    items: List[WorkItem]
+    total_rows: int
+    schema: pa.Schema = field(repr=False)
+
+    def summary(self) -> Dict:
+        return {"files": self.files, "n_files": len(self.files), "row_groups": len(self.items),
+                "rows": self.total_rows}
+
+
+def match(globs: Sequence[str]) -> List[str]:
+    from apache_beam.io.filesystems import FileSystems
+
+    if not globs:
+        raise PipelineInputError("no --input given")
+    files = []
+    for pattern in globs:
+        try:
+            result = FileSystems.match([pattern])[0]
+        except Exception as exc:  # BeamIOError and friends
+            raise PipelineInputError(f"{pattern}: cannot list files: {exc}") from None
+        found = sorted(m.path for m in result.metadata_list)
+        if not found:
+            raise PipelineInputError(f"{pattern}: no files match")
+        files.extend(found)
+    seen = set()
+    return [f for f in files if not (f in seen or seen.add(f))]
+
+
+def read_footer(path: str) -> pq.FileMetaData:
+    from apache_beam.io.filesystems import FileSystems
+
+    try:
+        with FileSystems.open(path, compression_type="uncompressed") as fh:
+            return pq.ParquetFile(fh).metadata
+    except (pa.ArrowInvalid, pa.ArrowIOError, OSError) as exc:
+        raise PipelineInputError(f"{path}: not a readable Parquet file ({exc})") from None
+
+
+def _comparable(schema: pa.Schema, columns: Sequence[str]) -> pa.Schema:
+    return pa.schema([schema.field(c).remove_metadata() for c in columns if c in schema.names])
+
+
+def plan(globs: Sequence[str], spec: InputSpec, max_workers: int = 16) -> Plan:
+    files = match(globs)
+    with ThreadPoolExecutor(max_workers=max_workers) as pool:
+        metas = list(pool.map(read_footer, files))
+    items = []
+    reference = None
+    total = 0
+    for i, (path, meta) in enumerate(zip(files, metas)):
+        try:
+            schema = meta.schema.to_arrow_schema()
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+            raise PipelineInputError(f"{path}: unreadable schema ({exc})") from None
+        spec.check_schema(path, schema)
+        cmp = _comparable(schema, spec.columns)
+        if reference is None:
+            reference = (path, cmp)
+        elif not cmp.equals(reference[1]):
+            diff = [f"{a.name}: {a.type} vs {b.type}" for a, b in zip(cmp, reference[1]) if a.type != b.type]
+            raise PipelineInputError(
+                f"{path}: schema differs from {reference[0]} ({'; '.join(diff) or 'column order'})")
+        first = 0
+        for rg in range(meta.num_row_groups):
+            n = meta.row_group(rg).num_rows
+            if n:
+                items.append(WorkItem(i, path, rg, first, n))
+            first += n
+        total += meta.num_rows
+    if total == 0:
+        raise PipelineInputError(f"{', '.join(globs)}: the input has no rows")
+    return Plan(files, items, total, reference[1])
+
+
+def read_batches(item: WorkItem, columns: Sequence[str], batch_size: int):
+    """Yield (first_row_in_file, RecordBatch) for one row group, releasing allocator memory as it goes."""
+    from apache_beam.io.filesystems import FileSystems
+
+    pool = pa.default_memory_pool()
+    try:
+        with FileSystems.open(item.path, compression_type="uncompressed") as fh:
+            pf = pq.ParquetFile(fh)
+            table = pf.read_row_group(item.row_group, columns=list(columns))
+    except (pa.ArrowInvalid, pa.ArrowIOError, OSError) as exc:
+        raise PipelineInputError(f"{item.path}: row group {item.row_group} unreadable ({exc})") from None
+    if table.num_rows != item.num_rows:
+        raise PipelineInputError(
+            f"{item.path}: row group {item.row_group} has {table.num_rows} rows, its footer says {item.num_rows}")
+    for offset in range(0, table.num_rows, batch_size):
+        piece = table.slice(offset, batch_size).combine_chunks()  # one chunk per column
+        yield item.first_row + offset, piece.to_batches()[0]
+    del table
+    pool.release_unused()

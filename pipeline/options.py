@@ -1,0 +1,55 @@
+"""``BeamBleuOptions``: every ``beambleu run`` option, as a Beam ``PipelineOptions`` subclass."""
+
+from __future__ import annotations
+
+import argparse
+
+from apache_beam.options.pipeline_options import PipelineOptions
+
+
+def _csv(value: str):
+    parts = [p.strip() for p in value.split(",")]
+    if not value.strip() or any(not p for p in parts):
+        raise argparse.ArgumentTypeError(f"expected comma-separated column names, got {value!r}")
+    return parts
+
+
+class BeamBleuOptions(PipelineOptions):
+    """Input, grouping, output and BLEU options of the beambleu pipeline."""
+
+    @classmethod
+    def _add_argparse_args(cls, parser):
+        from .score_command import add_bleu_arguments
+
+        g = parser.add_argument_group("input")
+        g.add_argument("--input", action="append", metavar="GLOB",
+                       help="Parquet shards (glob; repeatable; local paths, gs://, s3:// with the extras)")
+        g.add_argument("--candidate-column", default="candidate", metavar="COL",
+                       help="string column of candidates (default: %(default)s)")
+        g.add_argument("--candidate-columns", type=_csv, default=None, metavar="A,B",
+                       help="wide input: one string column per system sharing the references; each becomes "
+                            "the group system=<column>")
+        g.add_argument("--references-column", default="references", metavar="COL",
+                       help="list<string> column of references, null entries = missing (default: %(default)s)")
+        g.add_argument("--reference-columns", type=_csv, default=None, metavar="A,B",
+                       help="one string column per reference instead (nulls = missing)")
+        g.add_argument("--null-candidate", choices=["error", "empty"], default="error",
+                       help="a null candidate is an error (default) or scored as the empty string")
+        g.add_argument("--id-column", default=None, metavar="COL",
+                       help="row identity for --sentence-output (default: file path and row index)")
+        g.add_argument("--batch-size", type=int, default=16384, metavar="ROWS",
+                       help="rows per Arrow batch handed to the kernel (default: %(default)s)")
+        g = parser.add_argument_group("grouping and output")
+        g.add_argument("--group-by", type=_csv, action="append", default=None, metavar="COL[,COL...]",
+                       help="a grouping set (repeatable): scores per distinct value tuple; nulls are a group")
+        g.add_argument("--output", metavar="PATH", help="the result JSON (written atomically)")
+        g.add_argument("--groups-output", metavar="PATH", default=None,
+                       help="the group table as .parquet or .csv")
+        g.add_argument("--sentence-output", metavar="DIR", default=None,
+                       help="per-pair Parquet: row identity, statistics, sentence BLEU (effective order on)")
+        g.add_argument("--overwrite", action="store_true", help="replace existing outputs")
+        g.add_argument("--progress", choices=["auto", "on", "off"], default="auto",
+                       help="progress lines on stderr (auto: on for local runners)")
+        g.add_argument("--verbose", action="store_true",
+                       help="show Beam's own log output (by default it goes to a log file, named if the job fails)")
+        add_bleu_arguments(parser)

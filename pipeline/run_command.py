@@ -1,0 +1,224 @@
+"""``beambleu run``: score Parquet shards with the Beam pipeline, globally and per group.
+
+Our options are defined by :class:`pipeline.options.BeamBleuOptions`; every other flag must be a
+Beam pipeline option (``--runner``, ``--direct_num_workers``, ...), and an unknown flag is an
+error rather than silently dropped. Without ``--runner`` the local FnApiRunner is used (not
+``DirectRunner``, which first tries to download the Prism binary), with one worker process per
+core once the input is large enough to pay for their start-up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import time
+import uuid
+from typing import List, Optional
+
+from .inputs import ERROR_MARK, InputSpec, PipelineInputError
+
+#: below this many pairs one in-process worker is faster than starting worker processes
+MULTIPROCESS_THRESHOLD = 2_000_000
+LOCAL_RUNNERS = {None, "fnapirunner", "directrunner", "direct", "fnapi", "bundlebaseddirectrunner",
+                 "switchingdirectrunner"}
+
+
+def beam_option_parser() -> argparse.ArgumentParser:
+    """Every option Beam knows (all PipelineOptions subclasses imported so far)."""
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    seen = set()
+
+    def visit(cls):
+        for sub in cls.__subclasses__():
+            if sub not in seen:
+                seen.add(sub)
+                try:
+                    sub._add_argparse_args(parser)
+                except argparse.ArgumentError:
+                    pass  # the same option defined by two classes
+                visit(sub)
+
+    visit(PipelineOptions)
+    return parser
+
+
+def build_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    from .options import BeamBleuOptions
+
+    BeamBleuOptions._add_argparse_args(p)
+    g = p.add_argument_group("Beam pipeline options")
+    g.add_argument("--runner", default=None,
+                   help="Beam runner (default: the local FnApiRunner); `dask` means Beam's DaskRunner")
+    p.epilog = ("Any other Beam pipeline option is passed to Beam, e.g. --direct_num_workers=2 "
+                "--direct_running_mode=multi_processing, or --project/--region/--temp_location for Dataflow.")
+    return p
+
+
+def check_args(args) -> None:
+    if not args.input:
+        raise PipelineInputError("--input is required")
+    if not args.output and not args.groups_output and not args.sentence_output:
+        raise PipelineInputError("nothing to write: give --output (and/or --groups-output, --sentence-output)")
+    if args.reference_columns and args.references_column != "references":
+        raise PipelineInputError("give either --references-column or --reference-columns, not both")
+    if args.candidate_columns and args.candidate_column != "candidate":
+        raise PipelineInputError("give either --candidate-column or --candidate-columns, not both")
+    if args.batch_size < 1:
+        raise PipelineInputError("--batch-size must be at least 1")
+
+
+def input_spec(args) -> InputSpec:
+    wide = bool(args.candidate_columns)
+    group_by = [tuple(g) for g in (args.group_by or [])]
+    if wide:
+        group_by = [("system",)] + [g if "system" in g else ("system",) + g for g in group_by]
+        group_by = list(dict.fromkeys(group_by))
+    for gs in group_by:
+        if len(set(gs)) != len(gs):
+            raise PipelineInputError(f"--group-by {','.join(gs)}: a column appears twice")
+    return InputSpec(
+        candidate_columns=tuple(args.candidate_columns or [args.candidate_column]),
+        references_column=None if args.reference_columns else args.references_column,
+        reference_columns=tuple(args.reference_columns) if args.reference_columns else None,
+        group_by=tuple(group_by),
+        id_column=args.id_column,
+        wide=wide,
+    )
+
+
+def pipeline_options(beam_argv: List[str], runner: Optional[str], total_rows: int):
+    from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
+
+    opts = PipelineOptions(beam_argv)
+    runner_obj = None
+    name = (runner or "").lower() or None
+    if name in ("dask", "daskrunner"):
+        from apache_beam.runners.dask.dask_runner import DaskRunner
+
+        runner_obj = DaskRunner()
+    elif name is None or name in ("fnapirunner", "fnapi"):
+        from apache_beam.runners.portability.fn_api_runner import FnApiRunner
+
+        runner_obj = FnApiRunner()
+        direct = opts.view_as(DirectOptions)
+        user_set = any(a.startswith(("--direct_num_workers", "--direct_running_mode")) for a in beam_argv)
+        if not user_set and total_rows >= MULTIPROCESS_THRESHOLD and (os.cpu_count() or 1) > 1:
+            direct.direct_running_mode = "multi_processing"
+            direct.direct_num_workers = os.cpu_count()
+    else:
+        opts.view_as(StandardOptions).runner = runner
+    return opts, runner_obj
+
+
+def extract_input_error(exc: BaseException) -> Optional[str]:
+    """Our one-line message, wherever a runner buried it."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, PipelineInputError):
+            return exc.message
+        m = re.search(re.escape(ERROR_MARK) + r"([^\n]*)", str(exc))
+        if m:
+            return PipelineInputError(m.group(1)).message
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def run(args, beam_argv: List[str]) -> int:
+    import apache_beam as beam
+
+    from bleu_core import Bleu
+
+    from .inputs import plan
+    from .outputs import Finalize, OutputConfig, check_outputs
+    from .score_command import metric_from_args
+    from .transforms import ComputeBleu, ReadPairs
+
+    check_args(args)
+    unknown = beam_option_parser().parse_known_args(beam_argv)[1]
+    if unknown:
+        raise PipelineInputError(f"unknown option(s): {' '.join(unknown)} (see beambleu run --help)")
+    bleu: Bleu = metric_from_args(args)
+    bleu.tokenizer  # a missing MeCab extra fails here, before the job
+    spec = input_spec(args)
+    sentence_tmp = None
+    if args.sentence_output:
+        sentence_tmp = args.sentence_output.rstrip("/") + f".beambleu-tmp-{uuid.uuid4().hex[:12]}"
+    out_cfg = OutputConfig(args.output, args.groups_output, args.sentence_output, sentence_tmp, args.overwrite)
+    check_outputs(out_cfg)
+    t0 = time.monotonic()
+    the_plan = plan(args.input, spec)
+    opts, runner_obj = pipeline_options(beam_argv, args.runner, the_plan.total_rows)
+    local = runner_obj is not None and type(runner_obj).__name__ == "FnApiRunner"
+    progress = args.progress == "on" or (args.progress == "auto" and local)
+    inputs = {**the_plan.summary(), "columns": spec.columns}
+    if progress:
+        print(f"beambleu: {the_plan.total_rows:,} pairs in {len(the_plan.files)} files, "
+              f"{len(the_plan.items)} row groups; planning took {time.monotonic() - t0:.1f} s",
+              file=sys.stderr, flush=True)
+    if sentence_tmp:
+        from apache_beam.io.filesystems import FileSystems
+
+        FileSystems.mkdirs(sentence_tmp)
+    p = beam.Pipeline(runner=runner_obj, options=opts)
+    batches = p | "ReadPairs" >> ReadPairs(the_plan.items, spec.columns, args.batch_size, the_plan.total_rows,
+                                           progress)
+    computed = batches | "ComputeBleu" >> ComputeBleu(bleu, spec, args.null_candidate, sentence_tmp)
+    if sentence_tmp:
+        parts = computed["sentence_parts"] | "PartKeys" >> beam.Map(lambda path: (("__part__", path), None))
+        everything = (computed["stats"], parts) | "Flatten" >> beam.Flatten()
+    else:
+        everything = computed
+    _ = (everything
+         | "Gather" >> beam.CombineGlobally(beam.combiners.ToListCombineFn()).without_defaults()
+         | "Write" >> beam.FlatMap(Finalize(bleu, spec, out_cfg, inputs)))
+    t1 = time.monotonic()
+    try:
+        result = p.run()
+        result.wait_until_finish()
+    except Exception as exc:
+        message = extract_input_error(exc)
+        _cleanup(sentence_tmp)
+        if message:
+            raise PipelineInputError(message) from None
+        raise
+    if progress or args.progress == "on":
+        _report(result, the_plan.total_rows, time.monotonic() - t1)
+    missing = [path for path in (args.output, args.groups_output, args.sentence_output) if path]
+    from .outputs import exists
+
+    missing = [m for m in missing if not exists(m)]
+    if missing:  # e.g. a runner that dropped the final step: never report success without the files
+        raise RuntimeError(f"the job finished but did not write {', '.join(missing)}")
+    return 0
+
+
+def _cleanup(tmp: Optional[str]) -> None:
+    if not tmp:
+        return
+    try:
+        from apache_beam.io.filesystems import FileSystems
+
+        if FileSystems.exists(tmp):
+            FileSystems.delete([tmp])
+    except Exception:  # pragma: no cover - best effort
+        pass
+
+
+def _report(result, total_rows: int, seconds: float) -> None:
+    try:
+        from apache_beam.metrics.metric import MetricsFilter
+
+        counters = result.metrics().query(MetricsFilter().with_namespace("beambleu"))["counters"]
+        values = {}
+        for c in counters:
+            values[c.key.metric.name] = values.get(c.key.metric.name, 0) + (c.committed or c.attempted or 0)
+        shown = ", ".join(f"{k}={v:,}" for k, v in sorted(values.items()))
+    except Exception:  # runners without metrics support
+        shown = "(metrics not available on this runner)"
+    print(f"beambleu: done in {seconds:.1f} s ({total_rows / max(seconds, 1e-9):,.0f} pairs/s); counters: {shown}",
+          file=sys.stderr, flush=True)

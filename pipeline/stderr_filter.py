@@ -1,0 +1,62 @@
+"""Keep Beam's log chatter (and its worker processes') off the terminal during ``beambleu run``.
+
+File descriptor 2 is pointed at a pipe for the duration of the job, so subprocess workers,
+which inherit it, are covered too. Lines starting with ``beambleu:`` (progress, counters,
+errors) go to the real stderr; everything else goes to a log file, which is kept and named
+when something unexpected fails.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import threading
+
+
+class StderrFilter:
+    def __init__(self, enabled: bool = True):
+        self.enabled = enabled
+        self.log_path = None
+
+    def __enter__(self):
+        if not self.enabled:
+            return self
+        sys.stderr.flush()
+        self._saved = os.dup(2)
+        fd, self.log_path = tempfile.mkstemp(prefix="beambleu-", suffix=".log")
+        self._log = os.fdopen(fd, "wb")
+        r, w = os.pipe()
+        os.dup2(w, 2)
+        os.close(w)
+        self._reader = os.fdopen(r, "rb")
+        self._thread = threading.Thread(target=self._pump, daemon=True)
+        self._thread.start()
+        return self
+
+    def _pump(self):
+        out = os.fdopen(os.dup(self._saved), "wb", buffering=0)
+        for line in self._reader:
+            if line.startswith(b"beambleu:"):
+                out.write(line)
+            else:
+                self._log.write(line)
+        out.close()
+
+    def __exit__(self, exc_type, exc, tb):
+        if not self.enabled:
+            return False
+        sys.stderr.flush()
+        os.dup2(self._saved, 2)  # closes the pipe's last write end held by us
+        os.close(self._saved)
+        self._thread.join(timeout=10)
+        self._reader.close()
+        self._log.close()
+        return False
+
+    def keep_log(self) -> str:
+        return self.log_path or ""
+
+    def discard_log(self) -> None:
+        if self.log_path and os.path.exists(self.log_path):
+            os.remove(self.log_path)

@@ -1,0 +1,288 @@
+"""The Beam pipeline: results equal sacrebleu / corpus_bleu on the same rows, on every runner here."""
+
+import json
+import random
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+pytest.importorskip("apache_beam")
+
+from bleu_core import corpus_bleu, sentence_bleu  # noqa: E402
+
+from .oracle import CORPORA, sacre_corpus  # noqa: E402
+from .pipeline_helpers import comparable, corpus_rows, load, run_cli, write_shards  # noqa: E402
+
+needs_corpora = pytest.mark.skipif(not (CORPORA / "MANIFEST.tsv").exists(), reason="shared corpora not present")
+
+
+@pytest.fixture(scope="module")
+def rows():
+    if not (CORPORA / "MANIFEST.tsv").exists():
+        pytest.skip("shared corpora not present")
+    return corpus_rows()
+
+
+@pytest.fixture(scope="module")
+def baseline(rows, tmp_path_factory):
+    d = tmp_path_factory.mktemp("baseline")
+    glob = write_shards(rows, d / "shards", n_shards=3, row_group_size=5000)
+    out = d / "result.json"
+    rc, _, err = run_cli("--input", glob, "--group-by", "system,langpair", "--group-by", "langpair",
+                         "--output", out, "--groups-output", d / "groups.parquet", "--progress", "off")
+    assert rc == 0, err
+    return load(out), d
+
+
+@needs_corpora
+def test_groups_equal_sacrebleu_per_system(rows, baseline):
+    doc, _ = baseline
+    by_key = {(g["key"]["system"], g["key"]["langpair"]): g for g in doc["groups"] if g["group_by"] == ["system", "langpair"]}
+    systems = sorted({(r["system"], r["langpair"]) for r in rows})
+    assert sorted(by_key) == systems
+    for key in systems:
+        sel = [r for r in rows if (r["system"], r["langpair"]) == key]
+        theirs, _ = sacre_corpus([r["candidate"] for r in sel], [r["references"] for r in sel])
+        g = by_key[key]
+        assert g["score"] == theirs.score, key
+        assert (g["sys_len"], g["ref_len"]) == (theirs.sys_len, theirs.ref_len)
+        assert g["n_pairs"] == len(sel)
+
+
+@needs_corpora
+def test_corpus_and_langpair_groups_equal_corpus_bleu(rows, baseline):
+    doc, _ = baseline
+    ours = corpus_bleu([r["candidate"] for r in rows], [r["references"] for r in rows])
+    assert doc["corpus"]["score"] == ours.score
+    assert doc["corpus"]["counts"] == ours.counts and doc["corpus"]["totals"] == ours.totals
+    assert doc["corpus"]["nrefs"] == "var"  # 2 references for de-en, 1 for the others
+    assert doc["inputs"]["pairs"] == len(rows) and doc["inputs"]["n_files"] == 3
+    for g in (g for g in doc["groups"] if g["group_by"] == ["langpair"]):
+        sel = [r for r in rows if r["langpair"] == g["key"]["langpair"]]
+        assert g["score"] == corpus_bleu([r["candidate"] for r in sel], [r["references"] for r in sel]).score
+
+
+@needs_corpora
+def test_groups_output_table(baseline):
+    doc, d = baseline
+    table = pq.read_table(d / "groups.parquet").to_pylist()
+    assert len(table) == len(doc["groups"])
+    for row, g in zip(table, doc["groups"]):
+        assert row["score"] == g["score"] and row["counts_1"] == g["counts"][0]
+        assert row["group_by"] == ",".join(g["group_by"])
+
+
+@needs_corpora
+@pytest.mark.parametrize("n_shards,row_group_size,seed", [(1, 100_000, None), (7, 1000, 1), (50, 333, 2)])
+def test_same_totals_for_any_sharding_and_order(rows, baseline, tmp_path, n_shards, row_group_size, seed):
+    glob = write_shards(rows, tmp_path / "s", n_shards, row_group_size, shuffle_seed=seed)
+    rc, _, err = run_cli("--input", glob, "--group-by", "system,langpair", "--group-by", "langpair",
+                         "--output", tmp_path / "r.json", "--batch-size", "777", "--progress", "off")
+    assert rc == 0, err
+    assert comparable(load(tmp_path / "r.json")) == comparable(baseline[0])
+
+
+@needs_corpora
+@pytest.mark.slow
+def test_multi_processing_runner_same_result(rows, baseline, tmp_path):
+    glob = write_shards(rows, tmp_path / "s", 7, 2000, shuffle_seed=3)
+    rc, _, err = run_cli("--input", glob, "--group-by", "system,langpair", "--group-by", "langpair",
+                         "--output", tmp_path / "r.json", "--direct_num_workers=2",
+                         "--direct_running_mode=multi_processing", "--progress", "off")
+    assert rc == 0, err
+    assert comparable(load(tmp_path / "r.json")) == comparable(baseline[0])
+
+
+def _small(tmp_path, rows=None, **kw):
+    rows = rows or [{"candidate": "the cat is on mat", "references": ["the cat is on the mat"], "system": "a",
+                     "langpair": "x", "line": 1},
+                    {"candidate": "red red red blue", "references": ["red blue green white", None],
+                     "system": "b", "langpair": "x", "line": 2}]
+    return write_shards(rows, tmp_path / "in", 1, 10, **kw)
+
+
+def test_sample_corpus_like_the_readme(tmp_path):
+    from .oracle import REPO
+    from pipeline.cli import main
+
+    shards = tmp_path / "shards"
+    sample = REPO / "examples" / "sample"
+    for system in ("alpha", "beta"):
+        assert main(["convert", str(sample / "ref.A.txt"), str(sample / "ref.B.txt"), "-i",
+                     str(sample / f"sys.{system}.txt"), "--set", f"system={system}", "-o",
+                     str(shards / f"{system}.parquet")]) == 0
+    rc, _, err = run_cli("--input", shards / "*.parquet", "--group-by", "system", "--output", tmp_path / "r.json")
+    assert rc == 0, err
+    assert "counters:" in err and "pairs=60" in err  # progress and metrics on stderr
+    doc = load(tmp_path / "r.json")
+    from .oracle import read_lines
+    refs = [list(r) for r in zip(read_lines(sample / "ref.A.txt"), read_lines(sample / "ref.B.txt"))]
+    for g in doc["groups"]:
+        hyps = read_lines(sample / f"sys.{g['key']['system']}.txt")
+        assert g["score"] == sacre_corpus(hyps, refs)[0].score
+
+
+def test_sentence_output(tmp_path):
+    glob = _small(tmp_path)
+    rc, _, err = run_cli("--input", glob, "--output", tmp_path / "r.json", "--sentence-output", tmp_path / "sent",
+                         "--id-column", "line", "--progress", "off")
+    assert rc == 0, err
+    parts = sorted((tmp_path / "sent").glob("*.parquet"))
+    t = pa.concat_tables([pq.read_table(p) for p in parts]).sort_by("row").to_pylist()
+    assert [r["line"] for r in t] == [1, 2] and [r["row"] for r in t] == [0, 1]
+    assert t[0]["bleu"] == sentence_bleu("the cat is on mat", ["the cat is on the mat"]).score
+    assert t[1]["bleu"] == sentence_bleu("red red red blue", ["red blue green white"]).score
+    assert (t[1]["c"], t[1]["r"], t[1]["matches_1"], t[1]["totals_1"]) == (4, 4, 2, 4)
+    assert not list(tmp_path.glob("sent.beambleu-tmp-*"))
+
+
+def test_group_keys_ints_and_nulls(tmp_path):
+    schema = pa.schema([("candidate", pa.string()), ("references", pa.list_(pa.string())), ("doc", pa.int32()),
+                        ("domain", pa.string())])
+    rows = [{"candidate": "a b c", "references": ["a b c"], "doc": 1, "domain": None},
+            {"candidate": "a b", "references": ["a c"], "doc": 2, "domain": "news"},
+            {"candidate": "x", "references": ["x"], "doc": None, "domain": "news"}]
+    glob = write_shards(rows, tmp_path / "in", 1, 10, schema=schema)
+    rc, _, err = run_cli("--input", glob, "--group-by", "doc", "--group-by", "domain", "--output", tmp_path / "r.json",
+                         "--groups-output", tmp_path / "g.csv")
+    assert rc == 0, err
+    doc = load(tmp_path / "r.json")
+    keys = [(g["group_by"], g["key"], g["n_pairs"]) for g in doc["groups"]]
+    assert keys == [(["doc"], {"doc": None}, 1), (["doc"], {"doc": 1}, 1), (["doc"], {"doc": 2}, 1),
+                    (["domain"], {"domain": None}, 1), (["domain"], {"domain": "news"}, 2)]
+    news = doc["groups"][-1]
+    assert news["score"] == corpus_bleu(["a b", "x"], [["a c"], ["x"]]).score
+    csv_lines = (tmp_path / "g.csv").read_text().splitlines()
+    assert csv_lines[0].startswith("group_by,doc,domain,score") and len(csv_lines) == 6
+
+
+def test_wide_format_and_reference_columns(tmp_path):
+    schema = pa.schema([("sysA", pa.string()), ("sysB", pa.string()), ("refX", pa.string()), ("refY", pa.string())])
+    rows = [{"sysA": "the cat is on mat", "sysB": "a cat", "refX": "the cat is on the mat", "refY": None},
+            {"sysA": "hello world", "sysB": "hello there world", "refX": "hello world .", "refY": "hi world"}]
+    glob = write_shards(rows, tmp_path / "in", 1, 10, schema=schema)
+    rc, _, err = run_cli("--input", glob, "--candidate-columns", "sysA,sysB", "--reference-columns", "refX,refY",
+                         "--output", tmp_path / "r.json", "--progress", "off")
+    assert rc == 0, err
+    doc = load(tmp_path / "r.json")
+    refs = [["the cat is on the mat", None], ["hello world .", "hi world"]]
+    got = {g["key"]["system"]: g["score"] for g in doc["groups"]}
+    assert got == {"sysA": corpus_bleu([r["sysA"] for r in rows], refs).score,
+                   "sysB": corpus_bleu([r["sysB"] for r in rows], refs).score}
+    assert doc["groups"][0]["nrefs"] == "var"
+
+
+def test_null_candidate_empty_option(tmp_path):
+    rows = [{"candidate": None, "references": ["a b"], "system": "s", "langpair": "x", "line": 1},
+            {"candidate": "a b", "references": ["a b"], "system": "s", "langpair": "x", "line": 2}]
+    glob = _small(tmp_path, rows)
+    rc, _, err = run_cli("--input", glob, "--output", tmp_path / "r.json", "--null-candidate", "empty")
+    assert rc == 0, err
+    assert load(tmp_path / "r.json")["corpus"]["score"] == corpus_bleu(["", "a b"], [["a b"], ["a b"]]).score
+    assert "null_candidates_as_empty=1" in err
+
+
+# --------------------------------------------------------------------------------- bad input
+
+
+def _bad(tmp_path, *args):
+    out = tmp_path / "out.json"
+    rc, stdout, err = run_cli(*args, "--output", out, "--progress", "off")
+    lines = [line for line in err.splitlines() if line.startswith("beambleu: error:")]
+    assert rc != 0
+    assert not out.exists()
+    assert not list(tmp_path.glob("out.json*")), "no temporary or partial output either"
+    assert len(lines) == 1, err
+    return rc, lines[0][len("beambleu: error: "):]
+
+
+def test_glob_matches_nothing(tmp_path):
+    rc, msg = _bad(tmp_path, "--input", tmp_path / "none-*.parquet")
+    assert rc == 1 and msg == f"{tmp_path}/none-*.parquet: no files match"
+
+
+def test_not_parquet_and_truncated(tmp_path):
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.parquet").write_text("candidate,references\n")
+    rc, msg = _bad(tmp_path, "--input", tmp_path / "in" / "*.parquet")
+    assert rc == 1 and msg.startswith(f"{tmp_path}/in/a.parquet: not a readable Parquet file")
+    glob = _small(tmp_path / "t")
+    f = next((tmp_path / "t" / "in").glob("*.parquet"))
+    data = f.read_bytes()
+    f.write_bytes(data[: len(data) // 2] + data[-600:])  # footer kept, pages cut
+    rc, msg = _bad(tmp_path, "--input", glob)
+    assert rc == 1 and msg.startswith(str(f)) and ("unreadable" in msg or "not a readable" in msg)
+
+
+def test_missing_column_and_wrong_type(tmp_path):
+    glob = _small(tmp_path)
+    rc, msg = _bad(tmp_path, "--input", glob, "--group-by", "domain")
+    assert rc == 1 and "column 'domain' not found" in msg and msg.startswith(str(tmp_path / "in"))
+    rc, msg = _bad(tmp_path, "--input", glob, "--references-column", "system")
+    assert rc == 1 and "column 'system' must be list<string>, found string" in msg
+    rc, msg = _bad(tmp_path, "--input", glob, "--candidate-column", "line")
+    assert rc == 1 and "column 'line' must be string, found int64" in msg
+    rc, msg = _bad(tmp_path, "--input", glob, "--group-by", "references")
+    assert rc == 1 and "group column 'references' must be" in msg
+
+
+def test_schemas_differ_across_shards(tmp_path):
+    d = tmp_path / "in"
+    d.mkdir()
+    pq.write_table(pa.table({"candidate": ["a"], "references": [["a"]], "system": ["s"]}), d / "a.parquet")
+    pq.write_table(pa.table({"candidate": ["a"], "references": [["a"]], "system": [3]}), d / "b.parquet")
+    rc, msg = _bad(tmp_path, "--input", d / "*.parquet", "--group-by", "system")
+    assert rc == 1 and msg == f"{d}/b.parquet: schema differs from {d}/a.parquet (system: int64 vs string)"
+
+
+def test_null_candidate_is_an_error(tmp_path):
+    rows = [{"candidate": "a", "references": ["a"], "system": "s", "langpair": "x", "line": 1},
+            {"candidate": None, "references": ["a"], "system": "s", "langpair": "x", "line": 2}]
+    glob = _small(tmp_path, rows)
+    rc, msg = _bad(tmp_path, "--input", glob)
+    f = next((tmp_path / "in").glob("*.parquet"))
+    assert rc == 1 and msg.startswith(f"{f}: row 1, column 'candidate': candidate is null")
+
+
+@pytest.mark.parametrize("refs", [[None, None], []])
+def test_row_without_references(tmp_path, refs):
+    rows = [{"candidate": "a", "references": ["a"], "system": "s", "langpair": "x", "line": 1}] * 3 + \
+           [{"candidate": "b", "references": refs, "system": "s", "langpair": "x", "line": 4}]
+    glob = _small(tmp_path, rows)
+    rc, msg = _bad(tmp_path, "--input", glob)
+    f = next((tmp_path / "in").glob("*.parquet"))
+    assert rc == 1 and msg == f"{f}: row 3, column 'references': no reference (all references are missing)"
+
+
+def test_unknown_tokenizer_smoothing_and_option(tmp_path):
+    glob = _small(tmp_path)
+    rc, _, err = run_cli("--input", glob, "--output", tmp_path / "o.json", "-tok", "13b")
+    assert rc == 2 and "invalid choice: '13b'" in err and not (tmp_path / "o.json").exists()
+    rc, _, err = run_cli("--input", glob, "--output", tmp_path / "o.json", "-s", "linear")
+    assert rc == 2 and "invalid choice: 'linear'" in err
+    rc, msg = _bad(tmp_path, "--input", glob, "--no-such-flag")
+    assert rc == 1 and msg.startswith("unknown option(s): --no-such-flag")
+
+
+def test_output_exists(tmp_path):
+    glob = _small(tmp_path)
+    out = tmp_path / "r.json"
+    out.write_text("old")
+    rc, _, err = run_cli("--input", glob, "--output", out)
+    assert rc == 1 and err.strip() == f"beambleu: error: {out}: --output exists (use --overwrite to replace it)"
+    assert out.read_text() == "old"
+    rc, _, err = run_cli("--input", glob, "--output", out, "--overwrite")
+    assert rc == 0 and json.loads(out.read_text())["corpus"]["n_pairs"] == 2
+
+
+def test_bundled_shards_match_the_sample_text():
+    from .oracle import REPO, read_lines
+
+    sample = REPO / "examples" / "sample"
+    refs = [list(r) for r in zip(read_lines(sample / "ref.A.txt"), read_lines(sample / "ref.B.txt"))]
+    for system in ("alpha", "beta"):
+        t = pq.read_table(sample / "shards" / f"{system}.parquet").to_pydict()
+        assert t["candidate"] == read_lines(sample / f"sys.{system}.txt")
+        assert t["references"] == refs and set(t["system"]) == {system}
