@@ -18,6 +18,16 @@ from .tokenizers import check_tokenizer_name, get_tokenizer
 CHUNK = 20_000
 
 
+def chunked(pairs, size: int = CHUNK):
+    """``(candidates, references)`` lists of up to ``size`` pairs at a time from (candidate, refs) pairs."""
+    pairs = iter(pairs)
+    while True:
+        chunk = list(itertools.islice(pairs, size))
+        if not chunk:
+            return
+        yield [h for h, _ in chunk], [r for _, r in chunk]
+
+
 @dataclass(frozen=True)
 class Bleu:
     """BLEU with its options fixed: extracts statistics, scores them, names the signature.
@@ -71,14 +81,8 @@ class Bleu:
         """Summed statistics and the set of reference counts, streaming in chunks."""
         total = np.zeros(2 + 2 * self.max_ngram_order, dtype=np.int64)
         nrefs = set()
-        pairs = _checked_pairs(candidates, references)
         offset = 0
-        while True:
-            chunk = list(itertools.islice(pairs, CHUNK))
-            if not chunk:
-                break
-            hyps = [h for h, _ in chunk]
-            refs = [r for _, r in chunk]
+        for hyps, refs in chunked(_checked_pairs(candidates, references)):
             for r in refs:
                 nrefs.add(sum(x is not None for x in r))
             try:
@@ -96,7 +100,7 @@ class Bleu:
                     raise ValueError(f"references[{offset + row}]: {exc.reason}" if exc.column == "references"
                                      else f"candidates[{offset + row}]: {exc.reason}") from None
                 raise
-            offset += len(chunk)
+            offset += len(hyps)
         if offset == 0:
             raise ValueError("candidates: no segments to score")
         return BleuStats(total), nrefs

@@ -1,8 +1,9 @@
 """Streaming statistics from a Parquet file, batch by batch, in flat memory.
 
-Arrow's default allocator (mimalloc) keeps freed pages, so reading a large file batch after
-batch grows the process even though each batch is dropped; returning unused memory to the
-system after each batch keeps the peak independent of the file's size.
+Two pyarrow defaults make a process grow with the file even though each batch is dropped:
+``pre_buffer=True`` keeps column chunks it has read ahead, and the default allocator
+(mimalloc) keeps freed pages. Reading through a 1 MiB buffer without pre-buffering, and
+returning unused memory after each batch, keeps the peak independent of the file's size.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from .stats import BleuStats
 
 def iter_batches(path, columns: Optional[Sequence[str]] = None, batch_size: int = 16384) -> Iterator[pa.RecordBatch]:
     pool = pa.default_memory_pool()
-    pf = pq.ParquetFile(path)
+    pf = pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20)
     for batch in pf.iter_batches(batch_size=batch_size, columns=list(columns) if columns else None):
         yield batch
         del batch

@@ -111,6 +111,7 @@ class WorkItem:
     row_group: int
     first_row: int  # index in the file of the row group's first row
     num_rows: int
+    nbytes: int = 0  # uncompressed size from the footer: a proxy for the work's cost
 
 
 @dataclass
@@ -180,13 +181,17 @@ def plan(globs: Sequence[str], spec: InputSpec, max_workers: int = 16) -> Plan:
                 f"{path}: schema differs from {reference[0]} ({'; '.join(diff) or 'column order'})")
         first = 0
         for rg in range(meta.num_row_groups):
-            n = meta.row_group(rg).num_rows
+            rgm = meta.row_group(rg)
+            n = rgm.num_rows
             if n:
-                items.append(WorkItem(i, path, rg, first, n))
+                items.append(WorkItem(i, path, rg, first, n, rgm.total_byte_size))
             first += n
         total += meta.num_rows
     if total == 0:
         raise PipelineInputError(f"{', '.join(globs)}: the input has no rows")
+    # largest first: runners that deal work out round-robin (the local FnApiRunner does) then
+    # give each worker a similar share of the bytes; the order never changes a result
+    items.sort(key=lambda it: (-it.nbytes, it.file_index, it.row_group))
     return Plan(files, items, total, reference[1])
 
 

@@ -7,7 +7,6 @@ nothing until every line has been scored, so an error never leaves partial outpu
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import sys
 
@@ -83,22 +82,17 @@ def warn_tokenized(hyp_iter_count: int, args) -> None:
 
 def run(args) -> int:
     from bleu_core import BatchInputError
+    from bleu_core.metric import chunked
 
     metric = metric_from_args(args)
-    tokenizer = metric.tokenizer  # fail early (e.g. a MeCab extra missing)
+    metric.tokenizer  # fail early (e.g. a MeCab extra missing)
     check_same_length(args.input, args.refs)
-    pairs = iter_pairs(args.input, args.refs)
     nrefs = len(args.refs)
     tokenized_endings = 0
     total = None
     lines = []
     done = 0
-    while True:
-        chunk = list(itertools.islice(pairs, CHUNK))
-        if not chunk:
-            break
-        hyps = [h for h, _ in chunk]
-        refs = [r for _, r in chunk]
+    for hyps, refs in chunked(iter_pairs(args.input, args.refs), CHUNK):
         tokenized_endings += sum(h.endswith(" .") for h in hyps)
         try:
             rows = metric.batch_stats(hyps, refs, per_row=args.sentence_level)
@@ -110,9 +104,8 @@ def run(args) -> int:
                 lines.append(s.format(args.width, args.score_only))
         else:
             total = rows if total is None else total + rows
-        done += len(chunk)
+        done += len(hyps)
     warn_tokenized(tokenized_endings, args)
-    del tokenizer
     if args.sentence_level:
         sys.stdout.write("\n".join(lines) + "\n")
         return 0
