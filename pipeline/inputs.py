@@ -5,8 +5,9 @@ errors -- nothing matched, not Parquet, a missing column, a wrong type, schemas 
 between shards -- stop the job before it starts, naming the file and column. The work items are
 ``(file, row group)`` pairs; a ``Reshuffle`` spreads them over workers, and a DoFn reads each
 row group through Beam's ``FileSystems`` (local, ``gs://``, ``s3://``), in Arrow batches, only
-the needed columns. This works on every runner, including the DaskRunner, on which
-``ReadFromParquetBatched`` fails.
+the needed columns. It uses nothing runner-specific (``ReadFromParquetBatched`` is avoided
+because it fails on Beam's DaskRunner); the runners tested so far are the local FnApiRunner,
+in-process and with worker processes.
 """
 
 from __future__ import annotations

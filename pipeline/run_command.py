@@ -52,7 +52,7 @@ def build_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     BeamBleuOptions._add_argparse_args(p)
     g = p.add_argument_group("Beam pipeline options")
     g.add_argument("--runner", default=None,
-                   help="Beam runner (default: the local FnApiRunner); `dask` means Beam's DaskRunner")
+                   help="Beam runner (default: the local FnApiRunner)")
     p.epilog = ("Any other Beam pipeline option is passed to Beam, e.g. --direct_num_workers=2 "
                 "--direct_running_mode=multi_processing, or --project/--region/--temp_location for Dataflow.")
     return p
@@ -96,11 +96,7 @@ def pipeline_options(beam_argv: List[str], runner: Optional[str], total_rows: in
     opts = PipelineOptions(beam_argv)
     runner_obj = None
     name = (runner or "").lower() or None
-    if name in ("dask", "daskrunner"):
-        from apache_beam.runners.dask.dask_runner import DaskRunner
-
-        runner_obj = DaskRunner()
-    elif name is None or name in ("fnapirunner", "fnapi"):
+    if name is None or name in ("fnapirunner", "fnapi"):
         from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 
         runner_obj = FnApiRunner()
