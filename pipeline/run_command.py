@@ -182,8 +182,7 @@ def run(args, beam_argv: List[str]) -> int:
         if message:
             raise PipelineInputError(message) from None
         raise
-    if progress or args.progress == "on":
-        _report(result, the_plan.total_rows, time.monotonic() - t1)
+    _report(result, the_plan.total_rows, time.monotonic() - t1)
     missing = [path for path in (args.output, args.groups_output, args.sentence_output) if path]
     from .outputs import exists
 
@@ -210,7 +209,7 @@ def _report(result, total_rows: int, seconds: float) -> None:
         from apache_beam.metrics.metric import MetricsFilter
 
         counters = result.metrics().query(MetricsFilter().with_namespace("beambleu"))["counters"]
-        values = {}
+        values = {name: 0 for name in ("pairs", "candidate_tokens", "batches", "row_groups", "rows_rejected")}
         for c in counters:
             values[c.key.metric.name] = values.get(c.key.metric.name, 0) + (c.committed or c.attempted or 0)
         shown = ", ".join(f"{k}={v:,}" for k, v in sorted(values.items()))
