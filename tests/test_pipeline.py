@@ -1,9 +1,7 @@
 """The Beam pipeline: results equal sacrebleu / corpus_bleu on the same rows, on every runner here."""
 
 import json
-import random
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest

@@ -11,7 +11,7 @@ from bleu_core.tokenizers import TOKENIZERS
 from bleu_core.tokenizers._unicode import F_N, F_P, F_S, F_ZH, flag_table
 from bleu_core.tokenizers.tokenizer_zh import chinese_ranges
 
-from .oracle import has_mecab, sacrebleu
+from .oracle import has_mecab
 from .strategies import segment
 from sacrebleu.metrics.bleu import _get_tokenizer
 
