@@ -60,7 +60,7 @@ class Bleu:
 
     # -- statistics ------------------------------------------------------------------------
 
-    def batch_stats(self, candidates, references, per_row: bool = True) -> np.ndarray:
+    def batch_stats(self, candidates, references, per_row: bool = True, _stop_after: int = 3) -> np.ndarray:
         """Statistics of one batch with the vectorised kernel (see :func:`bleu_core.batch.batch_stats`)."""
         return batch_stats(
             candidates,
@@ -69,6 +69,7 @@ class Bleu:
             lowercase=self.lowercase,
             max_ngram_order=self.max_ngram_order,
             per_row=per_row,
+            _stop_after=_stop_after,
         )
 
     def scalar_stats(self, candidates, references) -> np.ndarray:

@@ -31,13 +31,10 @@ def parquet_stats(path, bleu: Optional[Bleu] = None, *, candidate_column: str = 
                   references_column: str = "references", batch_size: int = 16384,
                   per_row: bool = False, _stop_after: int = 3) -> BleuStats:
     """Summed statistics of every row of a Parquet file (candidate string + references list<string>)."""
-    from .batch import batch_stats
-
     bleu = bleu or Bleu()
     total = np.zeros(2 + 2 * bleu.max_ngram_order, dtype=np.int64)
     for batch in iter_batches(path, [candidate_column, references_column], batch_size):
-        out = batch_stats(batch.column(candidate_column), batch.column(references_column), tokenize=bleu.tokenize,
-                          lowercase=bleu.lowercase, max_ngram_order=bleu.max_ngram_order, per_row=per_row,
-                          _stop_after=_stop_after)
+        out = bleu.batch_stats(batch.column(candidate_column), batch.column(references_column), per_row=per_row,
+                               _stop_after=_stop_after)
         total += out.sum(axis=0) if per_row else out
     return BleuStats(total)

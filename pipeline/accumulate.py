@@ -55,14 +55,19 @@ def nrefs_of(acc: np.ndarray):
     return lo if lo == hi else "var"
 
 
-def from_rows(rows: np.ndarray, nrefs: np.ndarray) -> np.ndarray:
-    """Accumulator of a block of per-pair statistics rows."""
-    acc = np.empty(rows.shape[1] + 3, dtype=np.int64)
-    acc[:-3] = rows.sum(axis=0)
-    acc[-3] = len(rows)
+def from_totals(totals: np.ndarray, nrefs: np.ndarray) -> np.ndarray:
+    """Accumulator of ``len(nrefs)`` pairs whose statistics sum to ``totals``."""
+    acc = np.empty(len(totals) + 3, dtype=np.int64)
+    acc[:-3] = totals
+    acc[-3] = len(nrefs)
     acc[-2] = nrefs.min() if len(nrefs) else INT64_MAX
     acc[-1] = nrefs.max() if len(nrefs) else 0
     return acc
+
+
+def from_rows(rows: np.ndarray, nrefs: np.ndarray) -> np.ndarray:
+    """Accumulator of a block of per-pair statistics rows."""
+    return from_totals(rows.sum(axis=0), nrefs)
 
 
 GROUP_KEY_TYPES = "string, large_string, an integer type or dictionary<string>"

@@ -21,8 +21,6 @@ from .inputs import ERROR_MARK, InputSpec, PipelineInputError
 
 #: below this many pairs one in-process worker is faster than starting worker processes
 MULTIPROCESS_THRESHOLD = 2_000_000
-LOCAL_RUNNERS = {None, "fnapirunner", "directrunner", "direct", "fnapi", "bundlebaseddirectrunner",
-                 "switchingdirectrunner"}
 
 
 def beam_option_parser() -> argparse.ArgumentParser:

@@ -12,8 +12,6 @@ import sys
 
 from .textfiles import InputError, check_same_length, iter_pairs
 
-CHUNK = 20_000
-
 
 def add_bleu_arguments(p: argparse.ArgumentParser) -> None:
     """The BLEU options, with sacrebleu's flag names and defaults (shared by score and run)."""
@@ -92,7 +90,7 @@ def run(args) -> int:
     total = None
     lines = []
     done = 0
-    for hyps, refs in chunked(iter_pairs(args.input, args.refs), CHUNK):
+    for hyps, refs in chunked(iter_pairs(args.input, args.refs)):
         tokenized_endings += sum(h.endswith(" .") for h in hyps)
         try:
             rows = metric.batch_stats(hyps, refs, per_row=args.sentence_level)

@@ -116,13 +116,7 @@ class BatchToStats(beam.DoFn):
             return
         cfg, spec, bleu = self.config, self.config.spec, self.config.bleu
         refs = self._references(batch)
-        nrefs = nrefs_per_row(refs)
-        bad = acc_ops.first_true(nrefs == 0)
-        if bad is not None:
-            self.rejected.inc()
-            col = spec.references_column or ",".join(spec.reference_columns)
-            raise PipelineInputError(
-                f"{source}: row {first_row + bad}, column {col!r}: no reference (all references are missing)")
+        nrefs = nrefs_per_row(refs)  # a row without any reference is reported by the kernel
         need_rows = bool(spec.group_by) or cfg.sentence_dir is not None
         group_cols = {c: batch.column(c) for c in spec.group_columns}
         for cand_col in spec.candidate_columns:
@@ -139,8 +133,7 @@ class BatchToStats(beam.DoFn):
                 stats = bleu.batch_stats(cands, refs, per_row=need_rows)
             except BatchInputError as exc:
                 self._fail(source, first_row, exc, cand_col)
-            n = batch.num_rows
-            self.pairs.inc(n)
+            self.pairs.inc(batch.num_rows)
             self.batches.inc()
             if need_rows:
                 self.tokens.inc(int(stats[:, 0].sum()))
@@ -152,10 +145,7 @@ class BatchToStats(beam.DoFn):
                         self.SENTENCE_PARTS, self._write_part(source, first_row, batch, cand_col, stats))
             else:
                 self.tokens.inc(int(stats[0]))
-                acc = np.empty(len(stats) + 3, dtype=np.int64)
-                acc[:-3] = stats
-                acc[-3], acc[-2], acc[-1] = n, nrefs.min(), nrefs.max()
-                yield CORPUS_KEY, acc
+                yield CORPUS_KEY, acc_ops.from_totals(stats, nrefs)
 
     def _groups(self, g, columns, stats, nrefs, group_cols, cand_col):
         spec = self.config.spec
