@@ -127,13 +127,23 @@ class Plan:
                 "rows": self.total_rows}
 
 
+def absolute(path: str) -> str:
+    """A local path made absolute (workers of a cluster do not share the driver's working
+    directory); URLs such as gs://... or s3://... unchanged."""
+    import os
+
+    if "://" in path:
+        return path
+    return os.path.abspath(os.path.expanduser(path))
+
+
 def match(globs: Sequence[str]) -> List[str]:
     from apache_beam.io.filesystems import FileSystems
 
     if not globs:
         raise PipelineInputError("no --input given")
     files = []
-    for pattern in globs:
+    for pattern in map(absolute, globs):
         try:
             result = FileSystems.match([pattern])[0]
         except Exception as exc:  # BeamIOError and friends

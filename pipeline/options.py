@@ -14,13 +14,31 @@ def _csv(value: str):
     return parts
 
 
+class _Underscored:
+    """An argparse parser/group whose ``--a-b`` options also answer to Beam-style ``--a_b``
+    (the spelling Flex Template parameters and other Beam tooling use)."""
+
+    def __init__(self, target):
+        self._target = target
+
+    def add_argument_group(self, *args, **kwargs):
+        return _Underscored(self._target.add_argument_group(*args, **kwargs))
+
+    def add_argument(self, *names, **kwargs):
+        aliases = ["--" + n[2:].replace("-", "_") for n in names if n.startswith("--") and "-" in n[2:]]
+        return self._target.add_argument(*names, *aliases, **kwargs)
+
+
 class BeamBleuOptions(PipelineOptions):
-    """Input, grouping, output and BLEU options of the beambleu pipeline."""
+    """Input, grouping, output and BLEU options of the beambleu pipeline.
+
+    Every ``--a-b`` option can also be written ``--a_b``, as Beam's own options are."""
 
     @classmethod
     def _add_argparse_args(cls, parser):
         from .score_command import add_bleu_arguments
 
+        parser = _Underscored(parser)
         g = parser.add_argument_group("input")
         g.add_argument("--input", action="append", metavar="GLOB",
                        help="Parquet shards (glob; repeatable; local paths, gs://, s3:// with the extras)")
@@ -52,4 +70,7 @@ class BeamBleuOptions(PipelineOptions):
                        help="progress lines on stderr (auto: on for local runners)")
         g.add_argument("--verbose", action="store_true",
                        help="show Beam's own log output (by default it goes to a log file, named if the job fails)")
+        g.add_argument("--detach", action="store_true",
+                       help="submit the job and return without waiting for it (remote runners, Flex Templates); "
+                            "the outputs appear when the job ends and are not checked here")
         add_bleu_arguments(parser)

@@ -67,9 +67,18 @@ def write_atomic(path: str, data: bytes, overwrite: bool) -> None:
     if FileSystems.exists(path):
         if not overwrite:
             _delete([tmp])
+            if _read(path) == data:  # written by an earlier attempt of this step (a retry after a worker died)
+                return
             raise FileExistsError(f"{path} appeared while the job ran; not replaced (use --overwrite)")
         _delete([path])
     FileSystems.rename([tmp], [path])
+
+
+def _read(path: str) -> bytes:
+    from apache_beam.io.filesystems import FileSystems
+
+    with FileSystems.open(path, compression_type="uncompressed") as fh:
+        return fh.read()
 
 
 def groups_table(groups: List[Dict], spec: InputSpec, order: int) -> pa.Table:
@@ -116,13 +125,15 @@ def move_sentence_parts(parts: List[str], cfg: OutputConfig) -> int:
     from apache_beam.io.filesystems import FileSystems
 
     dest = cfg.sentence_output
+    parts = sorted(set(parts))
+    targets = [FileSystems.join(dest, p.rsplit("/", 1)[-1]) for p in parts]
+    if parts and not any(FileSystems.exists(p) for p in parts) and all(FileSystems.exists(t) for t in targets):
+        return len(parts)  # moved by an earlier attempt of this step (a retry after a worker died)
     if FileSystems.exists(dest):
         if not cfg.overwrite:
             raise FileExistsError(f"{dest} appeared while the job ran; not replaced (use --overwrite)")
         FileSystems.delete([dest])
     FileSystems.mkdirs(dest)
-    parts = sorted(set(parts))
-    targets = [FileSystems.join(dest, p.rsplit("/", 1)[-1]) for p in parts]
     if parts:
         FileSystems.rename(parts, targets)
     _delete([cfg.sentence_tmp])

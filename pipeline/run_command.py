@@ -23,6 +23,24 @@ from .inputs import ERROR_MARK, InputSpec, PipelineInputError
 MULTIPROCESS_THRESHOLD = 2_000_000
 
 
+#: ``--runner`` names served by Beam's DaskRunner (which Beam cannot find by a short name itself)
+DASK_NAMES = ("dask", "daskrunner")
+
+
+def wants_dask(runner: Optional[str], beam_argv: List[str]) -> bool:
+    return (runner or "").lower() in DASK_NAMES or any(a.startswith("--dask_") for a in beam_argv)
+
+
+def import_dask_runner():
+    """Beam's DaskRunner module (it defines the ``--dask_*`` options), or a clear error."""
+    try:
+        import dask.distributed  # noqa: F401
+        from apache_beam.runners.dask import dask_runner
+    except ImportError as exc:
+        raise PipelineInputError(f"--runner dask needs the dask extra: pip install 'beambleu[dask]' ({exc})") from None
+    return dask_runner
+
+
 def beam_option_parser() -> argparse.ArgumentParser:
     """Every option Beam knows (all PipelineOptions subclasses imported so far)."""
     from apache_beam.options.pipeline_options import PipelineOptions
@@ -50,9 +68,15 @@ def build_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     BeamBleuOptions._add_argparse_args(p)
     g = p.add_argument_group("Beam pipeline options")
     g.add_argument("--runner", default=None,
-                   help="Beam runner (default: the local FnApiRunner)")
+                   help="Beam runner: the local FnApiRunner by default; dask (Beam's DaskRunner, with "
+                        "--dask_client_address=tcp://HOST:8786), PortableRunner, FlinkRunner, SparkRunner, "
+                        "DataflowRunner")
     p.epilog = ("Any other Beam pipeline option is passed to Beam, e.g. --direct_num_workers=2 "
-                "--direct_running_mode=multi_processing, or --project/--region/--temp_location for Dataflow.")
+                "--direct_running_mode=multi_processing, --dask_client_address=tcp://HOST:8786, "
+                "--job_endpoint/--environment_type/--environment_config for portable runners, "
+                "--s3_endpoint_url for S3-compatible storage, or --project/--region/--temp_location for Dataflow. "
+                "On a cluster, inputs and outputs must be paths every worker can reach (gs://, s3://, a shared "
+                "file system). See deploy/ for Dask, Flink, Spark and Dataflow.")
     return p
 
 
@@ -88,8 +112,9 @@ def input_spec(args) -> InputSpec:
     )
 
 
-def pipeline_options(beam_argv: List[str], runner: Optional[str], total_rows: int):
-    from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
+def pipeline_options(beam_argv: List[str], runner: Optional[str]):
+    """(PipelineOptions, runner object or None when Beam resolves ``--runner`` by name)."""
+    from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
     opts = PipelineOptions(beam_argv)
     runner_obj = None
@@ -98,14 +123,22 @@ def pipeline_options(beam_argv: List[str], runner: Optional[str], total_rows: in
         from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 
         runner_obj = FnApiRunner()
-        direct = opts.view_as(DirectOptions)
-        user_set = any(a.startswith(("--direct_num_workers", "--direct_running_mode")) for a in beam_argv)
-        if not user_set and total_rows >= MULTIPROCESS_THRESHOLD and (os.cpu_count() or 1) > 1:
-            direct.direct_running_mode = "multi_processing"
-            direct.direct_num_workers = os.cpu_count()
+    elif name in DASK_NAMES:
+        runner_obj = import_dask_runner().DaskRunner()
     else:
         opts.view_as(StandardOptions).runner = runner
     return opts, runner_obj
+
+
+def scale_local_runner(opts, beam_argv: List[str], total_rows: int) -> None:
+    """One worker process per core for large inputs on the local runner, unless the user chose."""
+    from apache_beam.options.pipeline_options import DirectOptions
+
+    user_set = any(a.startswith(("--direct_num_workers", "--direct_running_mode")) for a in beam_argv)
+    if not user_set and total_rows >= MULTIPROCESS_THRESHOLD and (os.cpu_count() or 1) > 1:
+        direct = opts.view_as(DirectOptions)
+        direct.direct_running_mode = "multi_processing"
+        direct.direct_num_workers = os.cpu_count()
 
 
 def extract_input_error(exc: BaseException) -> Optional[str]:
@@ -133,21 +166,33 @@ def run(args, beam_argv: List[str]) -> int:
     from .transforms import ComputeBleu, ReadPairs
 
     check_args(args)
+    if wants_dask(args.runner, beam_argv):
+        import_dask_runner()
     unknown = beam_option_parser().parse_known_args(beam_argv)[1]
     if unknown:
         raise PipelineInputError(f"unknown option(s): {' '.join(unknown)} (see beambleu run --help)")
     bleu: Bleu = metric_from_args(args)
     bleu.tokenizer  # a missing MeCab extra fails here, before the job
     spec = input_spec(args)
+    from .inputs import absolute
+
+    for name in ("output", "groups_output", "sentence_output"):
+        if getattr(args, name):
+            setattr(args, name, absolute(getattr(args, name)))
     sentence_tmp = None
     if args.sentence_output:
         sentence_tmp = args.sentence_output.rstrip("/") + f".beambleu-tmp-{uuid.uuid4().hex[:12]}"
     out_cfg = OutputConfig(args.output, args.groups_output, args.sentence_output, sentence_tmp, args.overwrite)
     check_outputs(out_cfg)
+    opts, runner_obj = pipeline_options(beam_argv, args.runner)
+    from apache_beam.io.filesystems import FileSystems
+
+    FileSystems.set_options(opts)  # e.g. --s3_endpoint_url, for planning on the driver
     t0 = time.monotonic()
     the_plan = plan(args.input, spec)
-    opts, runner_obj = pipeline_options(beam_argv, args.runner, the_plan.total_rows)
     local = runner_obj is not None and type(runner_obj).__name__ == "FnApiRunner"
+    if local:
+        scale_local_runner(opts, beam_argv, the_plan.total_rows)
     progress = args.progress == "on" or (args.progress == "auto" and local)
     inputs = {**the_plan.summary(), "columns": spec.columns}
     if progress:
@@ -155,8 +200,6 @@ def run(args, beam_argv: List[str]) -> int:
               f"{len(the_plan.items)} row groups; planning took {time.monotonic() - t0:.1f} s",
               file=sys.stderr, flush=True)
     if sentence_tmp:
-        from apache_beam.io.filesystems import FileSystems
-
         FileSystems.mkdirs(sentence_tmp)
     p = beam.Pipeline(runner=runner_obj, options=opts)
     batches = p | "ReadPairs" >> ReadPairs(the_plan.items, spec.columns, args.batch_size, the_plan.total_rows,
@@ -171,8 +214,15 @@ def run(args, beam_argv: List[str]) -> int:
          | "Gather" >> beam.CombineGlobally(beam.combiners.ToListCombineFn()).without_defaults()
          | "Write" >> beam.FlatMap(Finalize(bleu, spec, out_cfg, inputs)))
     t1 = time.monotonic()
+    result = None
     try:
         result = p.run()
+        if args.detach:
+            job = getattr(result, "job_id", None)
+            job = job() if callable(job) else job
+            print(f"beambleu: job submitted{f' as {job}' if job else ''}; not waiting (--detach), "
+                  f"outputs are written when it finishes", file=sys.stderr, flush=True)
+            return 0
         result.wait_until_finish()
     except Exception as exc:
         message = extract_input_error(exc)
@@ -180,6 +230,9 @@ def run(args, beam_argv: List[str]) -> int:
         if message:
             raise PipelineInputError(message) from None
         raise
+    finally:
+        if not args.detach:
+            _close(result)
     _report(result, the_plan.total_rows, time.monotonic() - t1)
     missing = [path for path in (args.output, args.groups_output, args.sentence_output) if path]
     from .outputs import exists
@@ -188,6 +241,16 @@ def run(args, beam_argv: List[str]) -> int:
     if missing:  # e.g. a runner that dropped the final step: never report success without the files
         raise RuntimeError(f"the job finished but did not write {', '.join(missing)}")
     return 0
+
+
+def _close(result) -> None:
+    """Disconnect a runner's client (the DaskRunner leaves its dask Client open)."""
+    client = getattr(result, "client", None)
+    if client is not None and hasattr(client, "close"):
+        try:
+            client.close()
+        except Exception:  # pragma: no cover - best effort
+            pass
 
 
 def _cleanup(tmp: Optional[str]) -> None:

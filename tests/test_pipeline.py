@@ -284,3 +284,30 @@ def test_bundled_shards_match_the_sample_text():
         t = pq.read_table(sample / "shards" / f"{system}.parquet").to_pydict()
         assert t["candidate"] == read_lines(sample / f"sys.{system}.txt")
         assert t["references"] == refs and set(t["system"]) == {system}
+
+
+def test_final_step_is_safe_to_retry(tmp_path):
+    """A runner re-runs the final step when its worker dies after writing: the same bytes are
+    accepted, different bytes still refused, moved sentence parts are not moved twice."""
+    from pipeline.outputs import OutputConfig, move_sentence_parts, write_atomic
+
+    out = str(tmp_path / "r.json")
+    write_atomic(out, b'{"a": 1}\n', overwrite=False)
+    write_atomic(out, b'{"a": 1}\n', overwrite=False)  # the retry
+    with pytest.raises(FileExistsError):
+        write_atomic(out, b'{"a": 2}\n', overwrite=False)
+    assert open(out, "rb").read() == b'{"a": 1}\n'
+    assert [p.name for p in tmp_path.iterdir()] == ["r.json"]  # no temp files left
+
+    tmp, dest = tmp_path / "parts.tmp", tmp_path / "sentences"
+    tmp.mkdir()
+    parts = []
+    for name in ("a.parquet", "b.parquet"):
+        (tmp / name).write_bytes(name.encode())
+        parts.append(str(tmp / name))
+    for overwrite in (False, True):  # a second attempt keeps the moved parts, whatever --overwrite says
+        cfg = OutputConfig(None, None, str(dest), str(tmp), overwrite)
+        assert move_sentence_parts(parts, cfg) == 2
+        assert sorted(p.name for p in dest.iterdir()) == ["a.parquet", "b.parquet"]
+        assert (dest / "a.parquet").read_bytes() == b"a.parquet"
+    assert not tmp.exists()

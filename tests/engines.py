@@ -1,0 +1,184 @@
+"""Real engines on loopback for the tests and benchmarks: a dask cluster, a Beam job service with
+an external Python SDK worker pool, an S3 server (moto) and a GCS emulator.
+
+Each is started as separate processes from this interpreter's environment (so the workers import
+the same beambleu), waits until it answers, and is stopped (process group killed) on exit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Dict, Iterator, List, Optional
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_port(port: int, proc: subprocess.Popen, what: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited with {proc.returncode} before listening on {port}")
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise RuntimeError(f"{what} did not listen on port {port} within {timeout:.0f} s")
+
+
+def env_with_this_python() -> Dict[str, str]:
+    """The environment with this interpreter's bin/ first on PATH: Beam's worker pool starts
+    SDK workers with the `python` it finds there."""
+    env = dict(os.environ)
+    env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
+    return env
+
+
+class Service:
+    """Background processes started in their own process group, logging to files."""
+
+    def __init__(self, log_dir: Path):
+        self.log_dir = Path(log_dir)
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        self.procs: List[subprocess.Popen] = []
+
+    def start(self, name: str, argv: List[str], env: Optional[Dict[str, str]] = None) -> subprocess.Popen:
+        log = open(self.log_dir / f"{name}.log", "wb")
+        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env or env_with_this_python(),
+                                start_new_session=True, cwd=self.log_dir)
+        log.close()
+        self.procs.append(proc)
+        return proc
+
+    def stop(self) -> None:
+        for proc in reversed(self.procs):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)
+        for proc in reversed(self.procs):
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        self.procs.clear()
+
+    def logs(self) -> str:
+        return "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-3000:]}" for p in sorted(self.log_dir.glob("*.log")))
+
+
+class DaskCluster(Service):
+    """`dask scheduler` and N `dask worker` processes (one process, one thread each, with a nanny
+    that restarts a worker that dies) on 127.0.0.1."""
+
+    def __init__(self, log_dir: Path, n_workers: int = 2):
+        super().__init__(log_dir)
+        self.n_workers = n_workers
+        self.port = free_port()
+        self.address = f"tcp://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> "DaskCluster":
+        try:
+            sched = self.start("scheduler", [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host",
+                                             "127.0.0.1", "--port", str(self.port), "--no-dashboard"])
+            wait_for_port(self.port, sched, "dask scheduler")
+            for i in range(self.n_workers):
+                self.start(f"worker-{i}", [sys.executable, "-m", "distributed.cli.dask_worker", self.address,
+                                           "--nworkers", "1", "--nthreads", "1", "--no-dashboard",
+                                           "--name", f"worker-{i}", "--local-directory", str(self.log_dir)])
+            with self.client() as client:
+                client.wait_for_workers(self.n_workers, timeout=120)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def client(self):
+        from distributed import Client
+
+        return Client(self.address, timeout=60)
+
+    def worker_pids(self) -> Dict[str, int]:
+        """{worker address: pid of the worker process itself (not its nanny)}"""
+        with self.client() as client:
+            return client.run(os.getpid)
+
+
+class PortableStack(Service):
+    """Beam's local job service plus an external Python SDK worker pool: the harness a Flink or
+    Spark cluster runs as a sidecar (`--environment_type EXTERNAL`)."""
+
+    def __init__(self, log_dir: Path):
+        super().__init__(log_dir)
+        self.job_port = free_port()
+        self.pool_port = free_port()
+
+    def __enter__(self) -> "PortableStack":
+        try:
+            pool = self.start("worker-pool", [sys.executable, "-m", "apache_beam.runners.worker.worker_pool_main",
+                                              f"--service_port={self.pool_port}"])
+            wait_for_port(self.pool_port, pool, "SDK worker pool")
+            jobs = self.start("job-service", [sys.executable, "-m",
+                                              "apache_beam.runners.portability.local_job_service_main",
+                                              f"--port={self.job_port}"])
+            wait_for_port(self.job_port, jobs, "job service")
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def options(self) -> List[str]:
+        return ["--runner", "PortableRunner", f"--job_endpoint=localhost:{self.job_port}",
+                "--environment_type=EXTERNAL", f"--environment_config=localhost:{self.pool_port}"]
+
+
+@contextlib.contextmanager
+def moto_s3(log_dir: Path) -> Iterator[Dict[str, str]]:
+    """An S3 server (moto in server mode) on loopback; yields the environment a client needs."""
+    svc = Service(log_dir)
+    port = free_port()
+    try:
+        proc = svc.start("moto", [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)])
+        wait_for_port(port, proc, "moto server")
+        yield {"AWS_ACCESS_KEY_ID": "beambleu-test-key", "AWS_SECRET_ACCESS_KEY": "beambleu-test-secret",
+               "AWS_DEFAULT_REGION": "us-east-1", "endpoint": f"http://127.0.0.1:{port}"}
+    finally:
+        svc.stop()
+
+
+@contextlib.contextmanager
+def gcs_emulator(log_dir: Path) -> Iterator[Dict[str, str]]:
+    """gcp-storage-emulator on loopback; yields STORAGE_EMULATOR_HOST and a project."""
+    svc = Service(log_dir)
+    port = free_port()
+    try:
+        proc = svc.start("gcs", [sys.executable, "-m", "gcp_storage_emulator", "start", "--host", "127.0.0.1",
+                                 "--port", str(port), "--in-memory"])
+        wait_for_port(port, proc, "GCS emulator")
+        yield {"STORAGE_EMULATOR_HOST": f"http://127.0.0.1:{port}", "GOOGLE_CLOUD_PROJECT": "beambleu-test"}
+    finally:
+        svc.stop()
+
+
+def beambleu_subprocess(args: List[str], env: Optional[Dict[str, str]] = None, timeout: float = 600,
+                        cwd: Optional[str] = None) -> subprocess.CompletedProcess:
+    """`beambleu ...` in a child process with a timeout (a portable job whose worker is broken
+    hangs rather than fails)."""
+    return subprocess.run([sys.executable, "-m", "pipeline.cli", *map(str, args)], capture_output=True, text=True,
+                          env={**env_with_this_python(), **(env or {})}, timeout=timeout, cwd=cwd)

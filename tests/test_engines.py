@@ -1,0 +1,179 @@
+"""`beambleu run` on real engines started here on loopback: a dask cluster (scheduler plus two
+worker processes), and Beam's PortableRunner with a job service and an external SDK worker pool
+(the harness Flink and Spark run as a sidecar). Every result is compared with the local runner's
+on the same shards; the final output file itself is checked (the DaskRunner evaluates only the
+last sink and does not report metrics)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+pytest.importorskip("apache_beam")
+
+from .engines import DaskCluster, PortableStack, beambleu_subprocess  # noqa: E402
+from .oracle import CORPORA  # noqa: E402
+from .pipeline_helpers import comparable, corpus_rows, load, run_cli, write_shards  # noqa: E402
+
+needs_corpora = pytest.mark.skipif(not (CORPORA / "MANIFEST.tsv").exists(), reason="shared corpora not present")
+GROUPS = ["--group-by", "system,langpair", "--group-by", "langpair"]
+
+
+@pytest.fixture(scope="module")
+def shards(tmp_path_factory):
+    if not (CORPORA / "MANIFEST.tsv").exists():
+        pytest.skip("shared corpora not present")
+    d = tmp_path_factory.mktemp("engine-shards")
+    return write_shards(corpus_rows(), d, n_shards=5, row_group_size=2000, shuffle_seed=3)
+
+
+@pytest.fixture(scope="module")
+def local_result(shards, tmp_path_factory):
+    out = tmp_path_factory.mktemp("local") / "result.json"
+    rc, _, err = run_cli("--input", shards, *GROUPS, "--output", out, "--progress", "off")
+    assert rc == 0, err
+    return load(out)
+
+
+@pytest.fixture(scope="module")
+def dask_cluster(tmp_path_factory):
+    pytest.importorskip("distributed")
+    with DaskCluster(tmp_path_factory.mktemp("dask"), n_workers=2) as cluster:
+        yield cluster
+
+
+def dask_args(cluster):
+    return ["--runner", "dask", f"--dask_client_address={cluster.address}"]
+
+
+@needs_corpora
+def test_dask_cluster_equals_local_runner(shards, local_result, dask_cluster, tmp_path):
+    out = tmp_path / "dask.json"
+    groups = tmp_path / "groups.csv"
+    proc = beambleu_subprocess(["run", "--input", shards, *GROUPS, "--output", out, "--groups-output", groups,
+                                *dask_args(dask_cluster)], timeout=300)
+    assert proc.returncode == 0, proc.stderr + dask_cluster.logs()
+    assert comparable(load(out)) == comparable(local_result)
+    assert groups.read_text().count("\n") == 1 + len(local_result["groups"])
+    # both worker processes took part
+    with dask_cluster.client() as client:
+        assert len(client.scheduler_info()["workers"]) == 2
+    assert "metrics not available" in proc.stderr  # the DaskRunner reports none; we say so
+
+
+@needs_corpora
+def test_dask_relative_paths_resolve_on_the_driver(shards, local_result, dask_cluster, tmp_path):
+    """Workers do not share the driver's working directory: local paths are made absolute."""
+    cwd = os.path.dirname(shards)
+    proc = beambleu_subprocess(["run", "--input", os.path.basename(shards), *GROUPS, "--output", "rel.json",
+                                *dask_args(dask_cluster)], cwd=cwd, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert comparable(load(os.path.join(cwd, "rel.json"))) == comparable(local_result)
+    os.remove(os.path.join(cwd, "rel.json"))
+
+
+@needs_corpora
+def test_dask_bad_row_fails_with_one_line_and_no_output(dask_cluster, tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table({"candidate": ["fine", None, "x"], "references": [["fine"], ["fine"], ["x"]]})
+    pq.write_table(table, tmp_path / "bad.parquet")
+    out = tmp_path / "out.json"
+    proc = beambleu_subprocess(["run", "--input", tmp_path / "bad.parquet", "--output", out,
+                                *dask_args(dask_cluster)], timeout=300)
+    assert proc.returncode == 1, proc.stderr
+    lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("beambleu: error")]
+    assert len(lines) == 1, proc.stderr
+    assert "bad.parquet: row 1, column 'candidate': candidate is null" in lines[0], proc.stderr
+    assert not out.exists()
+
+
+@pytest.mark.slow
+@needs_corpora
+def test_dask_worker_killed_mid_run_gives_identical_result(dask_cluster, tmp_path):
+    rows = corpus_rows()
+    big = [dict(r, line=r["line"] + 100_000 * k) for k in range(12) for r in rows]  # 276k pairs
+    glob = write_shards(big, tmp_path / "big", n_shards=4, row_group_size=4000)
+    local_out = tmp_path / "local.json"
+    rc, _, err = run_cli("--input", glob, *GROUPS, "--output", local_out, "--progress", "off")
+    assert rc == 0, err
+
+    out = tmp_path / "dask.json"
+    killed = {}
+
+    def kill_a_busy_worker():
+        with dask_cluster.client() as client:
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline and not killed:
+                busy = [w for w, tasks in client.processing().items() if tasks]
+                if busy:
+                    pids = client.run(os.getpid, workers=[busy[0]])
+                    if pids:
+                        pid = pids[busy[0]]
+                        os.kill(pid, signal.SIGKILL)
+                        killed[busy[0]] = pid
+                        return
+                time.sleep(0.05)
+
+    killer = threading.Thread(target=kill_a_busy_worker)
+    killer.start()
+    proc = beambleu_subprocess(["run", "--input", glob, *GROUPS, "--output", out, *dask_args(dask_cluster)],
+                               timeout=600)
+    killer.join()
+    assert killed, "no worker was busy: the run ended before one could be killed"
+    assert proc.returncode == 0, proc.stderr + dask_cluster.logs()
+    assert comparable(load(out)) == comparable(load(local_out))
+    assert load(out)["corpus"]["n_pairs"] == len(big)
+    # the nanny restarted the killed worker, under a new pid
+    with dask_cluster.client() as client:
+        client.wait_for_workers(2, timeout=60)
+    assert set(dask_cluster.worker_pids().values()).isdisjoint(killed.values())
+
+
+def test_dask_runner_without_dask_extra_is_a_clear_error(tmp_path, monkeypatch):
+    """`--runner dask` in an environment without dask: one line naming the extra, exit 1."""
+    code = ("import sys, builtins\n"
+            "real = builtins.__import__\n"
+            "def fake(name, *a, **k):\n"
+            "    if name.split('.')[0] in ('dask', 'distributed'):\n"
+            "        raise ImportError('No module named ' + repr(name))\n"
+            "    return real(name, *a, **k)\n"
+            "builtins.__import__ = fake\n"
+            "from pipeline.cli import main\n"
+            "sys.exit(main(sys.argv[1:]))\n")
+    proc = subprocess.run([sys.executable, "-c", code, "run", "--input", "examples/sample/shards/*.parquet",
+                           "--output", str(tmp_path / "o.json"), "--runner", "dask"],
+                          capture_output=True, text=True, timeout=120,
+                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert proc.returncode == 1, proc.stderr
+    assert "pip install 'beambleu[dask]'" in proc.stderr
+    assert not (tmp_path / "o.json").exists()
+
+
+@needs_corpora
+def test_portable_runner_with_external_worker_pool(shards, local_result, tmp_path):
+    """PortableRunner -> job service -> SDK harness started by a separate worker-pool process,
+    as a Flink TaskManager's sidecar would; the client has a timeout because a broken worker
+    makes the job hang instead of failing."""
+    with PortableStack(tmp_path / "portable") as stack:
+        out = tmp_path / "portable.json"
+        try:
+            proc = beambleu_subprocess(["run", "--input", shards, *GROUPS, "--output", out, *stack.options()],
+                                       timeout=600)
+        except subprocess.TimeoutExpired:
+            pytest.fail("the portable job did not finish in 600 s\n" + stack.logs())
+        assert proc.returncode == 0, proc.stderr + stack.logs()
+        pool_log = (stack.log_dir / "worker-pool.log").read_text()
+        job_log = (stack.log_dir / "job-service.log").read_text()
+    assert comparable(load(out)) == comparable(local_result)
+    assert "pairs=22,974" in proc.stderr  # metrics come back through the job service
+    # the job service asked the external pool for the SDK harness, and the pool started it
+    assert f"Requesting worker at localhost:{stack.pool_port}" in job_log
+    assert "Starting worker with command" in pool_log
