@@ -174,6 +174,10 @@ def run(args, beam_argv: List[str]) -> int:
     bleu: Bleu = metric_from_args(args)
     bleu.tokenizer  # a missing MeCab extra fails here, before the job
     spec = input_spec(args)
+    opts, runner_obj = pipeline_options(beam_argv, args.runner)
+    from apache_beam.io.filesystems import FileSystems
+
+    FileSystems.set_options(opts)  # e.g. --s3_endpoint_url, for checking outputs and planning on the driver
     from .inputs import absolute
 
     for name in ("output", "groups_output", "sentence_output"):
@@ -184,10 +188,6 @@ def run(args, beam_argv: List[str]) -> int:
         sentence_tmp = args.sentence_output.rstrip("/") + f".beambleu-tmp-{uuid.uuid4().hex[:12]}"
     out_cfg = OutputConfig(args.output, args.groups_output, args.sentence_output, sentence_tmp, args.overwrite)
     check_outputs(out_cfg)
-    opts, runner_obj = pipeline_options(beam_argv, args.runner)
-    from apache_beam.io.filesystems import FileSystems
-
-    FileSystems.set_options(opts)  # e.g. --s3_endpoint_url, for planning on the driver
     t0 = time.monotonic()
     the_plan = plan(args.input, spec)
     local = runner_obj is not None and type(runner_obj).__name__ == "FnApiRunner"
