@@ -110,7 +110,10 @@ def _run(args, extra, filt) -> int:
         print(f"beambleu: error: {exc.message}", file=sys.stderr)
         return 1
     except Exception as exc:  # unexpected: keep Beam's log and say where it is
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        lines = [ln.strip() for ln in str(exc).strip().splitlines() if ln.strip()] or [type(exc).__name__]
+        first = lines[0]
+        if first.endswith(":") and len(lines) > 1:  # "Pipeline has validations errors:" and its list
+            first = " ".join(lines[:4])
         where = f" (Beam's log: {filt.keep_log()})" if filt is not None and filt.enabled else ""
         print(f"beambleu: error: the job failed: {first}{where}", file=sys.stderr)
         return 2

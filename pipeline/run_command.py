@@ -176,8 +176,12 @@ def run(args, beam_argv: List[str]) -> int:
     spec = input_spec(args)
     opts, runner_obj = pipeline_options(beam_argv, args.runner)
     from apache_beam.io.filesystems import FileSystems
+    from apache_beam.options.pipeline_options import PortableOptions, TestOptions
 
     FileSystems.set_options(opts)  # e.g. --s3_endpoint_url, for checking outputs and planning on the driver
+    dry_run = opts.view_as(TestOptions).dry_run
+    if dry_run and (args.runner or "").lower() not in ("dataflowrunner", "dataflow"):
+        raise PipelineInputError("--dry_run is only supported with --runner DataflowRunner")
     from .inputs import absolute
 
     for name in ("output", "groups_output", "sentence_output"):
@@ -187,7 +191,8 @@ def run(args, beam_argv: List[str]) -> int:
     if args.sentence_output:
         sentence_tmp = args.sentence_output.rstrip("/") + f".beambleu-tmp-{uuid.uuid4().hex[:12]}"
     out_cfg = OutputConfig(args.output, args.groups_output, args.sentence_output, sentence_tmp, args.overwrite)
-    check_outputs(out_cfg)
+    if not dry_run:  # a dry run builds the job but never touches its outputs
+        check_outputs(out_cfg)
     t0 = time.monotonic()
     the_plan = plan(args.input, spec)
     local = runner_obj is not None and type(runner_obj).__name__ == "FnApiRunner"
@@ -199,7 +204,7 @@ def run(args, beam_argv: List[str]) -> int:
         print(f"beambleu: {the_plan.total_rows:,} pairs in {len(the_plan.files)} files, "
               f"{len(the_plan.items)} row groups; planning took {time.monotonic() - t0:.1f} s",
               file=sys.stderr, flush=True)
-    if sentence_tmp:
+    if sentence_tmp and not dry_run:
         FileSystems.mkdirs(sentence_tmp)
     p = beam.Pipeline(runner=runner_obj, options=opts)
     batches = p | "ReadPairs" >> ReadPairs(the_plan.items, spec.columns, args.batch_size, the_plan.total_rows,
@@ -217,6 +222,15 @@ def run(args, beam_argv: List[str]) -> int:
     result = None
     try:
         result = p.run()
+        if dry_run:
+            print("beambleu: --dry_run: the pipeline was built and validated by the runner, not run",
+                  file=sys.stderr, flush=True)
+            return 0
+        jar = getattr(opts.view_as(PortableOptions), "output_executable_path", None)
+        if jar:
+            print(f"beambleu: the job was written to {jar}, not run; submit that jar to the cluster "
+                  f"(see deploy/spark/README.md)", file=sys.stderr, flush=True)
+            return 0
         if args.detach:
             job = getattr(result, "job_id", None)
             job = job() if callable(job) else job
