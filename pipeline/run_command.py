@@ -141,6 +141,23 @@ def scale_local_runner(opts, beam_argv: List[str], total_rows: int) -> None:
         direct.direct_num_workers = os.cpu_count()
 
 
+#: most dask tasks per stage beambleu asks for: work items beyond this share partitions
+DASK_MAX_PARTITIONS = 4096
+
+
+def partition_dask_input(opts, beam_argv: List[str], n_items: int) -> None:
+    """One dask partition (so one task) per row group, unless the user chose.
+
+    Beam's DaskRunner puts 128 created elements in a partition by default, and the reshuffle
+    keeps that count: our few hundred row-group work items would all be read by one task on one
+    worker while the others idle."""
+    if any(a.startswith(("--dask_npartitions", "--dask_partition_size")) for a in beam_argv):
+        return
+    from apache_beam.runners.dask.dask_runner import DaskOptions
+
+    opts.view_as(DaskOptions).npartitions = max(1, min(n_items, DASK_MAX_PARTITIONS))
+
+
 def extract_input_error(exc: BaseException) -> Optional[str]:
     """Our one-line message, wherever a runner buried it."""
     seen = set()
@@ -198,6 +215,8 @@ def run(args, beam_argv: List[str]) -> int:
     local = runner_obj is not None and type(runner_obj).__name__ == "FnApiRunner"
     if local:
         scale_local_runner(opts, beam_argv, the_plan.total_rows)
+    elif (args.runner or "").lower() in DASK_NAMES:
+        partition_dask_input(opts, beam_argv, len(the_plan.items))
     progress = args.progress == "on" or (args.progress == "auto" and local)
     inputs = {**the_plan.summary(), "columns": spec.columns}
     if progress:
