@@ -832,8 +832,83 @@ done:
     return result;
 }
 
+/* ---------------------------------------------------------------- Poisson bootstrap ---- */
+
+static inline uint64_t mix64(uint64_t x) {
+    x ^= x >> 30; x *= 0xBF58476D1CE4E5B9ULL;
+    x ^= x >> 27; x *= 0x94D049BB133111EBULL;
+    x ^= x >> 31;
+    return x;
+}
+
+PyDoc_STRVAR(bootstrap_doc,
+"bootstrap(row_keys, seed_key, thresholds, groups, n_sets, stats, width, n_boot, out)\n\n"
+"Adds w[b, i] * stats[i] into out[groups[s, i], b] for every row i, replicate b and grouping\n"
+"set s, where w[b, i] = #{k : thresholds[k] <= mix(mix(row_keys[i] ^ seed_key) + (b + 1) * G)}\n"
+"(G = 0x9E3779B97F4A7C15, mix = splitmix64's finaliser): bleu_core.bootstrap.weights, fused.\n"
+"row_keys uint64[n]; thresholds uint64[K] ascending; groups int64[n_sets, n] (indices into out);\n"
+"stats int64[n, width]; out int64[n_groups, n_boot, width], C-contiguous, written in place.");
+
+static PyObject *k_bootstrap(PyObject *self, PyObject *args) {
+    PyObject *o_keys, *o_thr, *o_groups, *o_stats, *o_out;
+    unsigned long long seed_key;
+    Py_ssize_t n_sets, width, n_boot;
+    if (!PyArg_ParseTuple(args, "OKOOnOnnO", &o_keys, &seed_key, &o_thr, &o_groups, &n_sets, &o_stats, &width,
+                          &n_boot, &o_out))
+        return NULL;
+    View keys, thr, groups, stats, out;
+    View *all[] = {&keys, &thr, &groups, &stats, &out};
+    for (int i = 0; i < 5; i++) all[i]->held = 0;
+    PyObject *result = NULL;
+    if (get_view(o_keys, &keys, 0) < 0 || get_view(o_thr, &thr, 0) < 0 || get_view(o_groups, &groups, 0) < 0 ||
+        get_view(o_stats, &stats, 0) < 0 || get_view(o_out, &out, 1) < 0)
+        goto done;
+    if (!keys.held || !thr.held || !groups.held || !stats.held || !out.held || width < 1 || n_boot < 1 || n_sets < 1) {
+        PyErr_SetString(PyExc_ValueError, "bootstrap: missing buffer or bad sizes");
+        goto done;
+    }
+    Py_ssize_t n = keys.view.len / 8, K = thr.view.len / 8;
+    Py_ssize_t n_groups = out.view.len / 8 / (n_boot * width);
+    if (groups.view.len / 8 != n_sets * n || stats.view.len / 8 != n * width ||
+        out.view.len / 8 != n_groups * n_boot * width) {
+        PyErr_SetString(PyExc_ValueError, "bootstrap: buffer lengths do not match n, width, n_boot");
+        goto done;
+    }
+    const uint64_t *kp = (const uint64_t *)keys.view.buf, *tp = (const uint64_t *)thr.view.buf;
+    const int64_t *gp = (const int64_t *)groups.view.buf, *sp = (const int64_t *)stats.view.buf;
+    int64_t *op = (int64_t *)out.view.buf;
+    for (Py_ssize_t j = 0; j < n_sets * n; j++) {
+        if (gp[j] < 0 || gp[j] >= n_groups) {
+            PyErr_SetString(PyExc_ValueError, "bootstrap: group index out of range");
+            goto done;
+        }
+    }
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint64_t k = mix64(kp[i] ^ (uint64_t)seed_key);
+        const int64_t *row = sp + i * width;
+        for (Py_ssize_t b = 0; b < n_boot; b++) {
+            uint64_t x = mix64(k + (uint64_t)(b + 1) * 0x9E3779B97F4A7C15ULL);
+            int64_t w = 0;
+            while (w < K && tp[w] <= x) w++;
+            if (!w) continue;
+            for (Py_ssize_t s = 0; s < n_sets; s++) {
+                int64_t *acc = op + (gp[s * n + i] * n_boot + b) * width;
+                for (Py_ssize_t l = 0; l < width; l++) acc[l] += w * row[l];
+            }
+        }
+    }
+    Py_END_ALLOW_THREADS
+    Py_INCREF(Py_None);
+    result = Py_None;
+done:
+    for (int i = 0; i < 5; i++) rel_view(all[i]);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"stats", k_stats, METH_VARARGS, stats_doc},
+    {"bootstrap", k_bootstrap, METH_VARARGS, bootstrap_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -124,15 +124,16 @@ class Bleu:
             seed=seed,
         )
 
-    def score(self, stats, nrefs=None) -> BleuScore:
-        """Score a statistics vector (BleuStats or sequence); ``nrefs`` fills the signature."""
+    def score(self, stats, nrefs=None, n_bootstrap=None, seed=None) -> BleuScore:
+        """Score a statistics vector (BleuStats or sequence); ``nrefs`` fills the signature
+        (with ``bs:``/``seed:`` when ``n_bootstrap`` is given)."""
         if not isinstance(stats, BleuStats):
             stats = BleuStats(stats)
         if stats.max_ngram_order != self.max_ngram_order:
             raise ValueError(
                 f"stats are for max_ngram_order={stats.max_ngram_order}, the metric uses {self.max_ngram_order}"
             )
-        sig = None if nrefs is None else self.signature(nrefs).format()
+        sig = None if nrefs is None else self.signature(nrefs, n_bootstrap, seed).format()
         return stats.score(self.smooth_method, self.smooth_value, self.effective_order, self.weights, sig)
 
     def corpus_score(self, candidates, references) -> BleuScore:

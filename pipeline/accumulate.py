@@ -2,11 +2,14 @@
 
 An accumulator is one int64 vector::
 
-    [c, r, matches_1..N, totals_1..N, n_pairs, nrefs_min, nrefs_max]
+    [c, r, matches_1..N, totals_1..N, (B bootstrap replicates of those 2 + 2N), n_pairs,
+     nrefs_min, nrefs_max]
 
-The first ``2 + 2N + 1`` entries add; ``nrefs_min``/``nrefs_max`` take min/max (they make the
-signature's ``nrefs``: one number, or ``var``). The zero has ``nrefs_min = INT64_MAX`` and
-``nrefs_max = 0``, so merging is commutative and associative with an identity.
+Everything but the last two entries adds; ``nrefs_min``/``nrefs_max`` take min/max (they make
+the signature's ``nrefs``: one number, or ``var``). The zero has ``nrefs_min = INT64_MAX`` and
+``nrefs_max = 0``, so merging is commutative and associative with an identity. Without
+``--confidence``/``--paired-bs`` B is 0; with them the replicate block holds B weighted totals
+(see :mod:`bleu_core.bootstrap`), so an accumulator's size is O(B), whatever the corpus size.
 """
 
 from __future__ import annotations
@@ -20,12 +23,12 @@ import pyarrow.compute as pc
 INT64_MAX = np.iinfo(np.int64).max
 
 
-def width(order: int) -> int:
-    return 2 + 2 * order + 3
+def width(order: int, n_boot: int = 0) -> int:
+    return (2 + 2 * order) * (1 + n_boot) + 3
 
 
-def zero(order: int) -> np.ndarray:
-    acc = np.zeros(width(order), dtype=np.int64)
+def zero(order: int, n_boot: int = 0) -> np.ndarray:
+    acc = np.zeros(width(order, n_boot), dtype=np.int64)
     acc[-2] = INT64_MAX
     return acc
 
@@ -40,8 +43,14 @@ def merge_into(acc: np.ndarray, other: np.ndarray) -> np.ndarray:
     return acc
 
 
-def stats_of(acc: np.ndarray) -> np.ndarray:
-    return acc[:-3]
+def stats_of(acc: np.ndarray, order: int) -> np.ndarray:
+    return acc[:2 + 2 * order]
+
+
+def boot_of(acc: np.ndarray, order: int) -> np.ndarray:
+    """int64[B, 2 + 2N]: the bootstrap replicates' totals (B = 0 without bootstrap)."""
+    k = 2 + 2 * order
+    return acc[k:-3].reshape(-1, k)
 
 
 def n_pairs(acc: np.ndarray) -> int:
@@ -55,19 +64,24 @@ def nrefs_of(acc: np.ndarray):
     return lo if lo == hi else "var"
 
 
-def from_totals(totals: np.ndarray, nrefs: np.ndarray) -> np.ndarray:
-    """Accumulator of ``len(nrefs)`` pairs whose statistics sum to ``totals``."""
-    acc = np.empty(len(totals) + 3, dtype=np.int64)
-    acc[:-3] = totals
+def from_totals(totals: np.ndarray, nrefs: np.ndarray, boot: Optional[np.ndarray] = None) -> np.ndarray:
+    """Accumulator of ``len(nrefs)`` pairs whose statistics sum to ``totals`` (and whose
+    bootstrap replicates sum to ``boot``, int64[B, len(totals)], if given)."""
+    k = len(totals)
+    nb = 0 if boot is None else boot.size
+    acc = np.empty(k + nb + 3, dtype=np.int64)
+    acc[:k] = totals
+    if nb:
+        acc[k:k + nb] = boot.reshape(-1)
     acc[-3] = len(nrefs)
     acc[-2] = nrefs.min() if len(nrefs) else INT64_MAX
     acc[-1] = nrefs.max() if len(nrefs) else 0
     return acc
 
 
-def from_rows(rows: np.ndarray, nrefs: np.ndarray) -> np.ndarray:
+def from_rows(rows: np.ndarray, nrefs: np.ndarray, boot: Optional[np.ndarray] = None) -> np.ndarray:
     """Accumulator of a block of per-pair statistics rows."""
-    return from_totals(rows.sum(axis=0), nrefs)
+    return from_totals(rows.sum(axis=0), nrefs, boot)
 
 
 GROUP_KEY_TYPES = "string, large_string, an integer type or dictionary<string>"
@@ -107,13 +121,18 @@ def group_rows(columns: Sequence[pa.Array]) -> Tuple[List[tuple], np.ndarray]:
     return keys, inverse.reshape(-1)
 
 
-def accumulate_groups(rows: np.ndarray, nrefs: np.ndarray, inverse: np.ndarray, n_groups: int) -> np.ndarray:
-    """One accumulator per group: int64[n_groups, width]."""
+def accumulate_groups(rows: np.ndarray, nrefs: np.ndarray, inverse: np.ndarray, n_groups: int,
+                      boot: Optional[np.ndarray] = None) -> np.ndarray:
+    """One accumulator per group: int64[n_groups, width] (``boot``: int64[n_groups, B, k])."""
     order = np.argsort(inverse, kind="stable")
     sorted_inv = inverse[order]
     starts = np.flatnonzero(np.r_[True, sorted_inv[1:] != sorted_inv[:-1]])
-    out = np.empty((n_groups, rows.shape[1] + 3), dtype=np.int64)
-    out[:, :-3] = np.add.reduceat(rows[order], starts, axis=0)
+    k = rows.shape[1]
+    nb = 0 if boot is None else boot.shape[1] * k
+    out = np.empty((n_groups, k + nb + 3), dtype=np.int64)
+    out[:, :k] = np.add.reduceat(rows[order], starts, axis=0)
+    if nb:
+        out[:, k:k + nb] = boot.reshape(n_groups, nb)
     out[:, -3] = np.diff(np.r_[starts, len(order)])
     nr = nrefs[order]
     out[:, -2] = np.minimum.reduceat(nr, starts)

@@ -38,6 +38,12 @@ def make_parser(with_run: bool = True) -> argparse.ArgumentParser:
     else:
         sub.add_parser("run", help="score Parquet shards with the Apache Beam pipeline, per group too",
                        add_help=False)
+    from . import report_command
+
+    report_command.build_parser(sub.add_parser(
+        "report", help="show a `beambleu run` result as a table (systems x groups), optionally plotted",
+        description="Show the result JSON of `beambleu run` as a table: systems x groups, scores with their 95% "
+                    "intervals and significance marks; --plot draws them."))
     convert_command.build_parser(sub.add_parser(
         "convert", help="turn sacrebleu-style text files into Parquet shards for `beambleu run`",
         description="Turn a system output and its reference files into Parquet shards for `beambleu run`."))
@@ -85,6 +91,10 @@ def _main(argv, is_run, filt) -> int:
             from . import convert_command
 
             return convert_command.run(args)
+        if args.command == "report":
+            from . import report_command
+
+            return report_command.run(args)
         if args.command == "run":
             return _run(args, extra, filt)
         parser.error(f"unknown command {args.command!r}")  # pragma: no cover

@@ -74,3 +74,6 @@ class BeamBleuOptions(PipelineOptions):
                        help="submit the job and return without waiting for it (remote runners, Flex Templates); "
                             "the outputs appear when the job ends and are not checked here")
         add_bleu_arguments(parser)
+        from .significance import add_significance_arguments
+
+        add_significance_arguments(parser, run=True)

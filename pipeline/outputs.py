@@ -92,6 +92,10 @@ def groups_table(groups: List[Dict], spec: InputSpec, order: int) -> pa.Table:
         rows[c] = [g["key"].get(c) for g in groups]
     for name in ("score", "bp", "ratio", "sys_len", "ref_len", "n_pairs", "nrefs", "signature"):
         rows[name] = [g[name] for g in groups]
+    for name in ("confidence_mean", "confidence_low", "confidence_high", "confidence_half_width", "baseline",
+                 "p_value", "difference"):
+        if any(name in g for g in groups):
+            rows[name] = [g.get(name) for g in groups]
     for n in range(order):
         rows[f"counts_{n + 1}"] = [g["counts"][n] for g in groups]
         rows[f"totals_{n + 1}"] = [g["totals"][n] for g in groups]
@@ -143,15 +147,15 @@ def move_sentence_parts(parts: List[str], cfg: OutputConfig) -> int:
 class Finalize:
     """The final step: called once with every combined element; writes all outputs."""
 
-    def __init__(self, bleu: Bleu, spec: InputSpec, cfg: OutputConfig, inputs: Dict):
-        self.bleu, self.spec, self.cfg, self.inputs = bleu, spec, cfg, inputs
+    def __init__(self, bleu: Bleu, spec: InputSpec, cfg: OutputConfig, inputs: Dict, sig=None):
+        self.bleu, self.spec, self.cfg, self.inputs, self.sig = bleu, spec, cfg, inputs, sig
 
     def __call__(self, elements):
         from .transforms import scored
 
         stats = [e for e in elements if e[0][0] != "__part__"]
         parts = [e[0][1] for e in elements if e[0][0] == "__part__"]
-        corpus, groups = scored(self.bleu, self.spec, stats)
+        corpus, groups = scored(self.bleu, self.spec, stats, self.sig)
         if corpus is None:
             raise ValueError("no pairs were scored")
         document = {
@@ -160,6 +164,10 @@ class Finalize:
             "groups": groups,
             "inputs": {**self.inputs, "pairs": corpus["n_pairs"]},
         }
+        if self.sig is not None and self.sig.n_boot:
+            document["bootstrap"] = {"n": self.sig.n_boot, "seed": self.sig.seed, "method": "poisson",
+                                     "paired": self.sig.paired, "baseline": self.sig.baseline,
+                                     "system_column": "system" if self.spec.wide else self.sig.system_column}
         written = []
         if self.cfg.sentence_output:
             n = move_sentence_parts(parts, self.cfg)

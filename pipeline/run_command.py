@@ -91,6 +91,30 @@ def check_args(args) -> None:
         raise PipelineInputError("give either --candidate-column or --candidate-columns, not both")
     if args.batch_size < 1:
         raise PipelineInputError("--batch-size must be at least 1")
+    if args.paired_bs:
+        if not args.baseline:
+            raise PipelineInputError("--paired-bs needs --baseline SYSTEM")
+        if args.candidate_columns:
+            if args.baseline not in args.candidate_columns:
+                raise PipelineInputError(f"--baseline {args.baseline}: not one of --candidate-columns "
+                                         f"{','.join(args.candidate_columns)}")
+        else:
+            if not args.id_column:
+                raise PipelineInputError("--paired-bs in long format needs --id-column: the segment id that is "
+                                         "the same for every system, so that their resampling weights are paired")
+            if not any(args.system_column in g for g in (args.group_by or [])):
+                raise PipelineInputError(f"--paired-bs needs a --group-by that includes --system-column "
+                                         f"{args.system_column}")
+    elif args.baseline:
+        raise PipelineInputError("--baseline is for --paired-bs")
+
+
+def significance_config(args):
+    from .significance import n_boot
+    from .transforms import Significance
+
+    return Significance(n_boot=n_boot(args), seed=args.seed, paired=args.paired_bs, baseline=args.baseline,
+                        system_column=args.system_column)
 
 
 def input_spec(args) -> InputSpec:
@@ -189,6 +213,7 @@ def run(args, beam_argv: List[str]) -> int:
     if unknown:
         raise PipelineInputError(f"unknown option(s): {' '.join(unknown)} (see beambleu run --help)")
     bleu: Bleu = metric_from_args(args)
+    sig = significance_config(args)
     bleu.tokenizer  # a missing MeCab extra fails here, before the job
     spec = input_spec(args)
     opts, runner_obj = pipeline_options(beam_argv, args.runner)
@@ -228,7 +253,8 @@ def run(args, beam_argv: List[str]) -> int:
     p = beam.Pipeline(runner=runner_obj, options=opts)
     batches = p | "ReadPairs" >> ReadPairs(the_plan.items, spec.columns, args.batch_size, the_plan.total_rows,
                                            progress)
-    computed = batches | "ComputeBleu" >> ComputeBleu(bleu, spec, args.null_candidate, sentence_tmp)
+    computed = batches | "ComputeBleu" >> ComputeBleu(bleu, spec, args.null_candidate, sentence_tmp,
+                                                      sig.n_boot, sig.seed)
     if sentence_tmp:
         parts = computed["sentence_parts"] | "PartKeys" >> beam.Map(lambda path: (("__part__", path), None))
         everything = (computed["stats"], parts) | "Flatten" >> beam.Flatten()
@@ -236,7 +262,7 @@ def run(args, beam_argv: List[str]) -> int:
         everything = computed
     _ = (everything
          | "Gather" >> beam.CombineGlobally(beam.combiners.ToListCombineFn()).without_defaults()
-         | "Write" >> beam.FlatMap(Finalize(bleu, spec, out_cfg, inputs)))
+         | "Write" >> beam.FlatMap(Finalize(bleu, spec, out_cfg, inputs, sig)))
     t1 = time.monotonic()
     result = None
     try:

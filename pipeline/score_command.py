@@ -45,11 +45,15 @@ def add_report_arguments(p: argparse.ArgumentParser) -> None:
 
 def build_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("refs", nargs="+", metavar="REF", help="reference file(s), one segment per line (.gz ok)")
-    p.add_argument("--input", "-i", default="-", metavar="HYP",
-                   help="system output file (default: standard input)")
+    p.add_argument("--input", "-i", nargs="+", default=["-"], metavar="HYP",
+                   help="system output file (default: standard input); with --paired-bs several, the first "
+                        "being the baseline")
     p.add_argument("--sentence-level", "-sl", action="store_true",
                    help="one score per line, with effective order (printed as text, like sacrebleu)")
     add_bleu_arguments(p)
+    from .significance import add_significance_arguments
+
+    add_significance_arguments(p)
     add_report_arguments(p)
     return p
 
@@ -78,40 +82,127 @@ def warn_tokenized(hyp_iter_count: int, args) -> None:
               "(--force silences this)", file=sys.stderr)
 
 
-def run(args) -> int:
+def _check_args(args) -> None:
+    if len(args.input) > 1 and not args.paired_bs:
+        raise InputError(args.input[1], "several -i files need --paired-bs (the first is the baseline)")
+    if args.paired_bs and len(args.input) < 2:
+        raise InputError(args.input[0], "--paired-bs needs a baseline and at least one more system (-i BASE SYS...)")
+    if args.sentence_level and (args.confidence or args.paired_bs):
+        raise InputError(args.input[0], "--sentence-level does not combine with --confidence or --paired-bs")
+    if args.input.count("-") > 1 or (args.paired_bs and "-" in args.input):
+        raise InputError("-", "standard input can be read once only; give --paired-bs systems as files")
+
+
+def _system(metric, hyp_path, args, n_boot):
+    """(total statistics, replicate totals or None, sentence lines, tokenized endings) of one system."""
+    import numpy as np
+
     from bleu_core import BatchInputError
     from bleu_core.metric import chunked
 
+    from .significance import replicates_of_rows, row_keys_for_lines
+
+    total, boot, lines, tokenized, done = None, None, [], 0, 0
+    per_row = args.sentence_level or n_boot > 0
+    for hyps, refs in chunked(iter_pairs(hyp_path, args.refs)):
+        tokenized += sum(h.endswith(" .") for h in hyps)
+        try:
+            rows = metric.batch_stats(hyps, refs, per_row=per_row)
+        except BatchInputError as exc:  # pragma: no cover - text files cannot hold nulls
+            raise InputError(hyp_path, exc.reason, done + exc.row + 1) from None
+        first, done = done, done + len(hyps)
+        if args.sentence_level:
+            nrefs = len(args.refs)
+            lines.extend(metric.score(row, nrefs).format(args.width, args.score_only) for row in rows)
+            continue
+        if n_boot:
+            b = replicates_of_rows(rows, row_keys_for_lines(len(hyps), first), n_boot, args.seed)
+            boot = b if boot is None else boot + b
+            rows = np.asarray(rows).sum(axis=0)
+        total = rows if total is None else total + rows
+    return total, boot, lines, tokenized
+
+
+def run(args) -> int:
+    from .significance import interval, n_boot as boot_count, paired, strip_replicates
+
+    _check_args(args)
     metric = metric_from_args(args)
     metric.tokenizer  # fail early (e.g. a MeCab extra missing)
-    check_same_length(args.input, args.refs)
+    for hyp in args.input:
+        check_same_length(hyp, args.refs)
     nrefs = len(args.refs)
-    tokenized_endings = 0
-    total = None
-    lines = []
-    done = 0
-    for hyps, refs in chunked(iter_pairs(args.input, args.refs)):
-        tokenized_endings += sum(h.endswith(" .") for h in hyps)
-        try:
-            rows = metric.batch_stats(hyps, refs, per_row=args.sentence_level)
-        except BatchInputError as exc:  # pragma: no cover - text files cannot hold nulls
-            raise InputError(args.input, exc.reason, done + exc.row + 1) from None
-        if args.sentence_level:
-            for row in rows:
-                s = metric.score(row, nrefs)
-                lines.append(s.format(args.width, args.score_only))
-        else:
-            total = rows if total is None else total + rows
-        done += len(hyps)
-    warn_tokenized(tokenized_endings, args)
+    n_boot = boot_count(args)
+    results = []
+    for hyp in args.input:
+        results.append((hyp, *_system(metric, hyp, args, n_boot)))
+    warn_tokenized(max(r[4] for r in results), args)
     if args.sentence_level:
-        sys.stdout.write("\n".join(lines) + "\n")
+        sys.stdout.write("\n".join(results[0][3]) + "\n")
         return 0
-    score = metric.score(total, nrefs)
+    docs = []
+    for hyp, total, boot, _, _ in results:
+        score = metric.score(total, nrefs, n_bootstrap=n_boot or None, seed=args.seed if n_boot else None)
+        d = score.to_dict()
+        if n_boot:
+            ci = interval(metric, boot, args.width)
+            d = _with_confidence(d, ci)
+        docs.append((hyp, score, d))
+    if args.paired_bs:
+        base = docs[0][2]
+        base["p_value"] = None
+        for _, _, d in docs[1:]:
+            d.update(paired(d, base))
+    strip_replicates([d for _, _, d in docs])
+    if args.paired_bs:
+        _print_paired(docs, args)
+        return 0
+    _, score, d = docs[0]
     if args.score_only:
         print(f"{score.score:.{args.width}f}")
     elif args.format == "json":
-        print(score_json(score))
+        print(json.dumps(d, indent=1, ensure_ascii=False))
     else:
-        print(score.format(args.width))
+        text = score.format(args.width)
+        if n_boot:
+            head, _, rest = text.partition(f" = {score.score:.{args.width}f} ")
+            text = f"{head} = {score.score:.{args.width}f} ({d['confidence']}) {rest}"
+        print(text)
     return 0
+
+
+def _with_confidence(d, ci):
+    """sacrebleu's key order: name, score, signature, the confidence fields, then the rest."""
+    out = {}
+    for k, v in d.items():
+        out[k] = v
+        if k == "signature":
+            out.update(ci)
+    if "confidence" not in out:
+        out.update(ci)
+    return out
+
+
+def _print_paired(docs, args) -> None:
+    if args.format == "json":
+        rows = []
+        for i, (hyp, _, d) in enumerate(docs):
+            keys = ("score", "p_value", "significant", "difference", "confidence_mean", "confidence_low",
+                    "confidence_high", "confidence_half_width", "confidence", "signature")
+            rows.append({"system": f"Baseline: {hyp}" if i == 0 else hyp, "BLEU": {k: d[k] for k in keys if k in d}})
+        print(json.dumps(rows, indent=4, ensure_ascii=False))
+        return
+    w = args.width
+    names = [f"Baseline: {hyp}" if i == 0 else hyp for i, (hyp, _, _) in enumerate(docs)]
+    cells = []
+    for i, (_, score, d) in enumerate(docs):
+        cell = f"{score.score:.{w}f} ({d['confidence_mean']:.{w}f} ± {d['confidence_half_width']:.{w}f})"
+        if i:
+            cell += f" (p = {d['p_value']:.4f}){'*' if d['significant'] else ''}"
+        cells.append(cell)
+    width = max(len(n) for n in names + ["System"])
+    print(f"{'System':<{width}}  BLEU (μ ± 95% CI half-width)")
+    for n, c in zip(names, cells):
+        print(f"{n:<{width}}  {c}")
+    print(f"\nSignature: {docs[0][2]['signature']}")
+    print(f"* p < 0.05: significantly different from the baseline (paired bootstrap, {args.paired_bs_n} resamples)")

@@ -30,12 +30,14 @@ class StderrFilter:
         os.dup2(w, 2)
         os.close(w)
         self._reader = os.fdopen(r, "rb")
+        # opened here, not in the thread: __exit__ may close _saved before the thread runs
+        self._out = os.fdopen(os.dup(self._saved), "wb", buffering=0)
         self._thread = threading.Thread(target=self._pump, daemon=True)
         self._thread.start()
         return self
 
     def _pump(self):
-        out = os.fdopen(os.dup(self._saved), "wb", buffering=0)
+        out = self._out
         for line in self._reader:
             if line.startswith(b"beambleu:"):
                 out.write(line)

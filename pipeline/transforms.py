@@ -31,11 +31,12 @@ NAMESPACE = "beambleu"
 class BleuStatsCombineFn(beam.CombineFn):
     """Sums BLEU accumulators (see :mod:`pipeline.accumulate`): commutative, associative, exact."""
 
-    def __init__(self, max_ngram_order: int = 4):
+    def __init__(self, max_ngram_order: int = 4, n_boot: int = 0):
         self.order = max_ngram_order
+        self.n_boot = n_boot
 
     def create_accumulator(self):
-        return acc_ops.zero(self.order)
+        return acc_ops.zero(self.order, self.n_boot)
 
     def add_input(self, accumulator, element):
         return acc_ops.merge_into(accumulator, element)
@@ -67,6 +68,8 @@ class StatsConfig:
     spec: InputSpec
     null_candidate: str = "error"
     sentence_dir: Optional[str] = None  # temporary directory for per-pair parts
+    n_boot: int = 0  # bootstrap replicates per accumulator (0: none)
+    seed: int = 12345
 
 
 def _as_triple(element):
@@ -117,8 +120,18 @@ class BatchToStats(beam.DoFn):
         cfg, spec, bleu = self.config, self.config.spec, self.config.bleu
         refs = self._references(batch)
         nrefs = nrefs_per_row(refs)  # a row without any reference is reported by the kernel
-        need_rows = bool(spec.group_by) or cfg.sentence_dir is not None
+        need_rows = bool(spec.group_by) or cfg.sentence_dir is not None or cfg.n_boot > 0
         group_cols = {c: batch.column(c) for c in spec.group_columns}
+        row_keys = self._row_keys(source, first_row, batch) if cfg.n_boot else None
+        # each grouping set's keys and row -> key index: the same for every candidate column
+        sets = []
+        for g, gs in enumerate(spec.group_by):
+            real = [c for c in gs if not (spec.wide and c == "system")]
+            if real:
+                keys, inverse = acc_ops.group_rows([group_cols[c] for c in real])
+            else:
+                keys, inverse = [()], np.zeros(batch.num_rows, dtype=np.int64)
+            sets.append((g, gs, keys, inverse))
         for cand_col in spec.candidate_columns:
             cands = batch.column(cand_col)
             if cands.null_count:
@@ -137,9 +150,17 @@ class BatchToStats(beam.DoFn):
             self.batches.inc()
             if need_rows:
                 self.tokens.inc(int(stats[:, 0].sum()))
-                yield CORPUS_KEY, acc_ops.from_rows(stats, nrefs)
-                for g, gs in enumerate(spec.group_by):
-                    yield from self._groups(g, gs, stats, nrefs, group_cols, cand_col)
+                boot = self._bootstrap(stats, row_keys, sets) if cfg.n_boot else None
+                yield CORPUS_KEY, acc_ops.from_rows(stats, nrefs, None if boot is None else boot[0])
+                offset = 1
+                for g, gs, keys, inverse in sets:
+                    part = None if boot is None else boot[offset:offset + len(keys)]
+                    offset += len(keys)
+                    accs = acc_ops.accumulate_groups(stats, nrefs, inverse, len(keys), part)
+                    for key, acc in zip(keys, accs):
+                        values = iter(key)
+                        full = tuple(cand_col if (spec.wide and c == "system") else next(values) for c in gs)
+                        yield (g, full), acc
                 if cfg.sentence_dir is not None:
                     yield beam.pvalue.TaggedOutput(
                         self.SENTENCE_PARTS, self._write_part(source, first_row, batch, cand_col, stats))
@@ -147,18 +168,34 @@ class BatchToStats(beam.DoFn):
                 self.tokens.inc(int(stats[0]))
                 yield CORPUS_KEY, acc_ops.from_totals(stats, nrefs)
 
-    def _groups(self, g, columns, stats, nrefs, group_cols, cand_col):
+    def _row_keys(self, source, first_row, batch) -> np.ndarray:
+        """Each row's identity for the bootstrap weights: the --id-column value, else file and row."""
+        from bleu_core import bootstrap
+
         spec = self.config.spec
-        real = [c for c in columns if not (spec.wide and c == "system")]
-        if real:
-            keys, inverse = acc_ops.group_rows([group_cols[c] for c in real])
-        else:
-            keys, inverse = [()], np.zeros(len(stats), dtype=np.int64)
-        accs = acc_ops.accumulate_groups(stats, nrefs, inverse, len(keys))
-        for key, acc in zip(keys, accs):
-            values = iter(key)
-            full = tuple(cand_col if (spec.wide and c == "system") else next(values) for c in columns)
-            yield (g, full), acc
+        if not spec.id_column:
+            return bootstrap.row_keys_from_position(source, first_row, batch.num_rows)
+        ids = batch.column(spec.id_column)
+        if ids.null_count:
+            bad = acc_ops.first_true(~np.asarray(ids.is_valid()))
+            self.rejected.inc()
+            raise PipelineInputError(f"{source}: row {first_row + bad}, column {spec.id_column!r}: the id is null "
+                                     "(--confidence/--paired-bs weight each pair by its id)")
+        if pa.types.is_integer(ids.type):
+            return bootstrap.row_keys_from_ids(np.asarray(ids))
+        return bootstrap.row_keys_from_ids(ids.to_pylist())
+
+    def _bootstrap(self, stats, row_keys, sets) -> np.ndarray:
+        """Replicate totals for the corpus (index 0) and every group of every set, in order."""
+        from bleu_core import bootstrap
+
+        cfg = self.config
+        group_sets = [np.zeros(len(stats), dtype=np.int64)]
+        offset = 1
+        for _, _, keys, inverse in sets:
+            group_sets.append(inverse + offset)
+            offset += len(keys)
+        return bootstrap.bootstrap_totals(stats, row_keys, cfg.n_boot, cfg.seed, group_sets, offset)
 
     def _write_part(self, source, first_row, batch, cand_col, stats):
         """Per-pair rows of this batch as one Parquet part; the name is a function of the input,
@@ -234,17 +271,18 @@ class ComputeBleu(beam.PTransform):
     """
 
     def __init__(self, bleu: Bleu, spec: Optional[InputSpec] = None, null_candidate: str = "error",
-                 sentence_dir: Optional[str] = None):
+                 sentence_dir: Optional[str] = None, n_boot: int = 0, seed: int = 12345):
         super().__init__()
-        self.config = StatsConfig(bleu, spec or InputSpec(), null_candidate, sentence_dir)
+        self.config = StatsConfig(bleu, spec or InputSpec(), null_candidate, sentence_dir, n_boot, seed)
 
     def expand(self, batches):
         fn = BatchToStats(self.config)
+        combine = BleuStatsCombineFn(self.config.bleu.max_ngram_order, self.config.n_boot)
         if self.config.sentence_dir is None:
             partial = batches | "BatchToStats" >> beam.ParDo(fn)
-            return partial | "Combine" >> beam.CombinePerKey(BleuStatsCombineFn(self.config.bleu.max_ngram_order))
+            return partial | "Combine" >> beam.CombinePerKey(combine)
         outs = batches | "BatchToStats" >> beam.ParDo(fn).with_outputs(BatchToStats.SENTENCE_PARTS, main="stats")
-        stats = outs.stats | "Combine" >> beam.CombinePerKey(BleuStatsCombineFn(self.config.bleu.max_ngram_order))
+        stats = outs.stats | "Combine" >> beam.CombinePerKey(combine)
         return {"stats": stats, "sentence_parts": outs[BatchToStats.SENTENCE_PARTS]}
 
 
@@ -265,9 +303,30 @@ class ReadPairs(beam.PTransform):
                                                               self.progress)))
 
 
-def bleu_dict(bleu: Bleu, acc: np.ndarray) -> Dict:
-    score = bleu.score(acc_ops.stats_of(acc), acc_ops.nrefs_of(acc))
+@dataclass(frozen=True)
+class Significance:
+    """What ``scored`` adds from the bootstrap replicates (all off by default)."""
+
+    n_boot: int = 0
+    seed: int = 12345
+    paired: bool = False
+    baseline: Optional[str] = None
+    system_column: str = "system"
+
+
+def bleu_dict(bleu: Bleu, acc: np.ndarray, sig: Optional[Significance] = None) -> Dict:
+    from .significance import interval
+
+    order = bleu.max_ngram_order
+    n_boot = sig.n_boot if sig else 0
+    score = bleu.score(acc_ops.stats_of(acc, order), acc_ops.nrefs_of(acc), n_bootstrap=n_boot or None,
+                       seed=sig.seed if n_boot else None)
     d = score.to_dict()
+    if n_boot:
+        boot = acc_ops.boot_of(acc, order)
+        if boot.shape[0] != n_boot:
+            raise ValueError(f"accumulator holds {boot.shape[0]} bootstrap replicates, expected {n_boot}")
+        d.update(interval(bleu, boot))
     d["n_pairs"] = acc_ops.n_pairs(acc)
     return d
 
@@ -276,16 +335,38 @@ def _sort_key(value):
     return (value is not None, type(value).__name__, value if value is not None else 0)
 
 
-def scored(bleu: Bleu, spec: InputSpec, elements) -> Tuple[Dict, List[Dict]]:
-    """(corpus BLEU dict, group BLEU dicts in a stable order) from combined accumulators."""
+def scored(bleu: Bleu, spec: InputSpec, elements, sig: Optional[Significance] = None) -> Tuple[Dict, List[Dict]]:
+    """(corpus BLEU dict, group BLEU dicts in a stable order) from combined accumulators; with
+    ``sig.paired``, every group whose grouping set includes the system column is tested
+    against the baseline's group with the same other key values."""
+    from .significance import paired, strip_replicates
+
     corpus = None
     groups = []
     for (g, key), acc in elements:
         if g == -1:
-            corpus = bleu_dict(bleu, acc)
+            corpus = bleu_dict(bleu, acc, sig)
         else:
             cols = spec.group_by[g]
             groups.append((g, tuple(_sort_key(v) for v in key), {
-                "group_by": list(cols), "key": dict(zip(cols, key)), **bleu_dict(bleu, acc)}))
+                "group_by": list(cols), "key": dict(zip(cols, key)), **bleu_dict(bleu, acc, sig)}))
     groups.sort(key=lambda t: (t[0], t[1]))
-    return corpus, [d for _, _, d in groups]
+    docs = [d for _, _, d in groups]
+    if sig is not None and sig.paired:
+        system = "system" if spec.wide else sig.system_column
+        index = {(tuple(d["group_by"]), tuple(sorted((k, repr(v)) for k, v in d["key"].items()))): d for d in docs}
+        for d in docs:
+            if system not in d["group_by"]:
+                continue
+            base_key = dict(d["key"], **{system: sig.baseline})
+            base = index.get((tuple(d["group_by"]), tuple(sorted((k, repr(v)) for k, v in base_key.items()))))
+            d["baseline"] = sig.baseline
+            if d["key"][system] == sig.baseline:
+                d["p_value"] = None
+            elif base is None:
+                d["p_value"] = None
+                d["paired_note"] = "the baseline has no pairs in this group"
+            else:
+                d.update(paired(d, base))
+    strip_replicates(docs + ([corpus] if corpus else []))
+    return corpus, docs

@@ -15,7 +15,7 @@ import sys
 from typing import List
 
 #: template parameters that are on/off switches of `beambleu run`
-FLAGS = ("overwrite", "lowercase", "force", "effective_order")
+FLAGS = ("overwrite", "lowercase", "force", "effective_order", "confidence", "paired_bs")
 #: template parameters that may carry several values separated by ";"
 REPEATABLE = ("input", "group_by")
 

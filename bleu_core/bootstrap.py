@@ -1,0 +1,195 @@
+"""Poisson bootstrap of corpus BLEU: replicate weights, weighted statistics, intervals, p-values.
+
+Resampling a corpus of n pairs with replacement gives each pair a multinomial count; the Poisson
+bootstrap draws each pair's count independently from Poisson(1), which has the same mean and
+nearly the same spread, and needs no knowledge of n. That makes it a sum over pairs, so it fits
+the one-pass combine: replicate b of a group is the vector ``sum_i w[b, i] * stats_i`` (int64,
+exact), and the BLEU of each replicate is computed once, on its totals, like the point score.
+
+Each weight is a pure function of (seed, row identity, replicate index): a counter-based
+generator (splitmix64 finaliser over the three) followed by an exact Poisson(1) inverse CDF.
+The same row gets the same weights on every runner, sharding, order and retry, and two systems
+scored on the same segments (same row identity) share weights, which is what makes the paired
+test paired.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import statistics
+from decimal import Decimal, getcontext
+from typing import Dict, List, Optional, Sequence
+
+import numpy as np
+
+#: sacrebleu's default number of resamples and seed (SACREBLEU_SEED)
+DEFAULT_N = 1000
+DEFAULT_SEED = 12345
+#: weights are capped at this value (P(Poisson(1) > 20) < 1e-19)
+MAX_WEIGHT = 20
+#: rows per block when drawing weights (bounds the temporary B x rows arrays)
+BLOCK_ROWS = 2048
+
+_M64 = (1 << 64) - 1
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_C1 = np.uint64(0xBF58476D1CE4E5B9)
+_C2 = np.uint64(0x94D049BB133111EB)
+
+
+def _poisson_thresholds() -> np.ndarray:
+    """T[k] = floor(P(X <= k) * 2**64) for X ~ Poisson(1), k = 0..MAX_WEIGHT-1, computed in
+    50-digit decimal arithmetic so that every platform gets the same integers."""
+    getcontext().prec = 50
+    e_inv = Decimal(1).exp() ** -1
+    term, cdf, out = Decimal(1), Decimal(0), []
+    for k in range(MAX_WEIGHT):
+        if k:
+            term /= k
+        cdf += term
+        out.append(int(cdf * e_inv * (1 << 64)))
+    return np.array(out, dtype=np.uint64)
+
+
+THRESHOLDS = _poisson_thresholds()
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser, in place on a uint64 array (wrapping arithmetic)."""
+    x ^= x >> np.uint64(30)
+    x *= _C1
+    x ^= x >> np.uint64(27)
+    x *= _C2
+    x ^= x >> np.uint64(31)
+    return x
+
+
+def _mix_int(x: int) -> int:
+    x &= _M64
+    x ^= x >> 30
+    x = (x * 0xBF58476D1CE4E5B9) & _M64
+    x ^= x >> 27
+    x = (x * 0x94D049BB133111EB) & _M64
+    x ^= x >> 31
+    return x
+
+
+def hash_text(text: str) -> int:
+    """A stable 64-bit hash of a string (BLAKE2b), the same in every process and platform."""
+    return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")
+
+
+_INT_SALT = 0x5BD1E9955BD1E995
+
+
+def row_keys_from_ids(values: Sequence) -> np.ndarray:
+    """Row identities from an id column's values (strings or integers, or an integer numpy
+    array; not null). An integer id and the string of its digits are different identities."""
+    if isinstance(values, np.ndarray) and values.dtype.kind in "iu":
+        return _mix(values.astype(np.int64).view(np.uint64) ^ np.uint64(_INT_SALT))
+    if len(values) and all(type(v) is int for v in values):
+        return row_keys_from_ids(np.array(values, dtype=np.int64))
+    out = np.empty(len(values), dtype=np.uint64)
+    for i, v in enumerate(values):
+        if v is None:
+            raise ValueError(f"row {i}: the id is null")
+        if isinstance(v, (bytes, bytearray)):
+            v = bytes(v).decode("utf-8", "surrogateescape")
+        if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+            out[i] = _mix_int(int(v) ^ _INT_SALT)
+        else:
+            out[i] = hash_text("s\0" + str(v))
+    return out
+
+
+def row_keys_from_position(source: str, first_row: int, n: int) -> np.ndarray:
+    """Row identities from the file and the row index within it."""
+    rows = np.arange(first_row, first_row + n, dtype=np.uint64)
+    return _mix(rows ^ np.uint64(hash_text("f\0" + source)))
+
+
+def weights(row_keys: np.ndarray, n_boot: int, seed: int = DEFAULT_SEED) -> np.ndarray:
+    """int64[n_boot, len(row_keys)]: Poisson(1) weight of each row in each replicate (the
+    reference definition, in numpy; :func:`bootstrap_totals` computes the same in C)."""
+    keys = np.asarray(row_keys, dtype=np.uint64)
+    skey = np.uint64(seed_key(seed))
+    out = np.empty((n_boot, len(keys)), dtype=np.int64)
+    replicate = (np.arange(1, n_boot + 1, dtype=np.uint64) * _GOLDEN)[:, None]
+    for start in range(0, len(keys), BLOCK_ROWS):
+        block = _mix(keys[start:start + BLOCK_ROWS] ^ skey)
+        x = _mix(block[None, :] + replicate)  # wraps mod 2**64
+        out[:, start:start + BLOCK_ROWS] = np.searchsorted(THRESHOLDS, x, side="right")
+    return out
+
+
+def weighted_totals(w: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """int64[n_boot, width] = w @ rows, exact: float64 products and sums stay below 2**53 for
+    any batch this code forms (weights <= 20, per-pair statistics far below 2**32), so the
+    BLAS product is exact and is rounded back to int64."""
+    if rows.shape[0] == 0:
+        return np.zeros((w.shape[0], rows.shape[1]), dtype=np.int64)
+    bound = float(MAX_WEIGHT) * float(np.abs(rows).max(initial=0)) * rows.shape[0]
+    if bound >= 2.0 ** 53:  # never for sane batches; exact integer fallback
+        return w @ rows
+    return np.rint(w.astype(np.float64) @ rows.astype(np.float64)).astype(np.int64)
+
+
+def percentile_interval(scores: Sequence[float]) -> Dict[str, float]:
+    """sacrebleu's estimate: mean of the replicate scores and the 95% percentile interval
+    (sorted scores at index n // 40 and n - n // 40 - 1)."""
+    s = sorted(scores)
+    n = len(s)
+    lo_i = n // 40
+    hi_i = n - lo_i - 1
+    low, high = s[lo_i], s[hi_i]
+    return {"mean": statistics.mean(s), "low": low, "high": high, "half_width": 0.5 * (high - low)}
+
+
+def paired_p_value(system: Sequence[float], baseline: Sequence[float], system_score: float,
+                   baseline_score: float) -> float:
+    """sacrebleu's paired bootstrap p-value (after Koehn 2004, as in Moses'
+    bootstrap-hypothesis-difference-significance.pl): the observed |difference| against the
+    replicate |differences| centred on their mean, p = (c + 1) / (B + 1).
+
+    One deliberate difference: c counts centred replicate differences **>=** the observed one,
+    where sacrebleu 2.6.0 counts **>**. With distinct systems ties have probability ~0 and the
+    two agree; for a system compared with itself (all differences 0) sacrebleu's count gives
+    p = 1 / (B + 1), a "significant" difference from itself, and this one gives p = 1.
+    """
+    sys_b = np.asarray(system, dtype=np.float64)
+    bl_b = np.asarray(baseline, dtype=np.float64)
+    diff = abs(baseline_score - system_score)
+    sample = np.abs(sys_b - bl_b)
+    centred = sample - sample.mean()
+    c = int(np.sum(centred >= diff))
+    return (c + 1) / (len(centred) + 1)
+
+
+def replicate_scores(bleu, boot: np.ndarray) -> List[float]:
+    """BLEU of each replicate's totals (rows of ``boot``), with the metric's own arithmetic."""
+    return [bleu.score(row).score for row in boot]
+
+
+def seed_key(seed: int) -> int:
+    return _mix_int(seed * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019)
+
+
+def bootstrap_totals(rows: np.ndarray, row_keys: np.ndarray, n_boot: int, seed: int = DEFAULT_SEED,
+                     group_sets: Optional[Sequence[np.ndarray]] = None, n_groups: int = 1) -> np.ndarray:
+    """Replicate totals of per-pair statistics: int64[n_groups, n_boot, width].
+
+    ``group_sets`` holds, for each grouping set, every row's index into the output (indices of
+    different sets must not overlap if their totals are to stay apart); by default all rows go
+    to group 0. Each weight is drawn once and added to the row's group in every set. This is
+    :func:`weights` then :func:`weighted_totals`, fused in the C kernel."""
+    from . import _kernel
+
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    keys = np.ascontiguousarray(row_keys, dtype=np.uint64)
+    if group_sets is None:
+        group_sets = [np.zeros(len(keys), dtype=np.int64)]
+    groups = np.ascontiguousarray(np.stack([np.asarray(g, dtype=np.int64) for g in group_sets]))
+    out = np.zeros((n_groups, n_boot, rows.shape[1]), dtype=np.int64)
+    if len(keys):
+        _kernel.bootstrap(keys, seed_key(seed), THRESHOLDS, groups, len(group_sets), rows, rows.shape[1], n_boot,
+                          out)
+    return out

@@ -1,0 +1,229 @@
+"""``beambleu report result.json``: the result of ``beambleu run`` (or the JSON of ``beambleu
+score``, one system or ``--paired-bs`` systems) as a table people read, and optionally a plot
+(``--plot out.png|svg``, with the ``plot`` extra).
+
+The table has one row per system and one column per value of the other key columns of a
+grouping set (e.g. ``system,langpair``): each cell is the score, with its 95% interval when the
+run had ``--confidence``/``--paired-bs``, and ``*`` when the paired test found the system
+significantly different from the baseline (p < 0.05); the baseline is marked ``(b)``. Without a
+system column in the grouping set, one row per group. Does not import Apache Beam.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Dict, List, Optional, Tuple
+
+from .significance import ALPHA
+from .textfiles import InputError
+
+
+def build_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    p.add_argument("result", metavar="RESULT.json",
+                   help="the --output of `beambleu run`, or the JSON `beambleu score` printed")
+    p.add_argument("--group-by", metavar="COL[,COL...]", default=None,
+                   help="which grouping set to show (default: the first with the system column and another, "
+                        "else the first)")
+    p.add_argument("--system-column", default=None, metavar="COL",
+                   help="the column naming systems (default: the run's, else 'system')")
+    p.add_argument("--width", "-w", type=int, default=1, help="decimals (default: %(default)s)")
+    p.add_argument("--plot", metavar="FILE", default=None,
+                   help="also draw the scores with their intervals to FILE (.png, .svg or .pdf; needs "
+                        "pip install 'beambleu[plot]')")
+    return p
+
+
+def load(path: str) -> Dict:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except OSError as exc:
+        raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(path, f"not JSON: {exc.msg}", exc.lineno, exc.colno) from None
+    if isinstance(doc, list):
+        return from_paired_score(doc, path)
+    if isinstance(doc, dict) and "score" in doc and "groups" not in doc:  # `beambleu score` JSON
+        return {"signature": doc.get("signature", ""), "corpus": doc, "groups": [],
+                "bootstrap": {"n": doc.get("bs"), "seed": doc.get("seed")}}
+    if not isinstance(doc, dict) or "corpus" not in doc or "groups" not in doc:
+        raise InputError(path, "not a `beambleu run` or `beambleu score` result (no 'corpus' and 'groups')")
+    return doc
+
+
+def from_paired_score(rows, path: str) -> Dict:
+    """`beambleu score -i BASE SYS... --paired-bs` JSON as a result with one group per system."""
+    groups, baseline, signature = [], None, ""
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict) or "system" not in row or "BLEU" not in row:
+            raise InputError(path, f"entry {i} is not a system's result (no 'system' and 'BLEU')")
+        name = row["system"]
+        if name.startswith("Baseline: "):
+            name = name[len("Baseline: "):]
+            baseline = name
+        b = row["BLEU"]
+        signature = b.get("signature", signature)
+        groups.append({"group_by": ["system"], "key": {"system": name}, **b})
+    sig = dict(part.partition(":")[::2] for part in signature.split("|") if part)
+    return {"signature": signature, "corpus": None, "groups": groups,
+            "bootstrap": {"n": sig.get("bs"), "seed": sig.get("seed"), "baseline": baseline, "system_column": "system"}}
+
+
+def choose_set(doc: Dict, wanted: Optional[str], system: str, path: str) -> List[str]:
+    sets = list(dict.fromkeys(tuple(g["group_by"]) for g in doc["groups"]))
+    if wanted:
+        cols = tuple(c.strip() for c in wanted.split(","))
+        if cols not in sets:
+            shown = "; ".join(",".join(s) for s in sets) or "none"
+            raise InputError(path, f"no grouping set {','.join(cols)} in this result (it has: {shown})")
+        return list(cols)
+    for s in sets:
+        if system in s and len(s) > 1:
+            return list(s)
+    return list(sets[0]) if sets else []
+
+
+def _fmt(v, width: int) -> str:
+    return "-" if v is None else f"{v:.{width}f}"
+
+
+def cell(g: Dict, width: int, baseline: Optional[str], system: str) -> str:
+    text = _fmt(g["score"], width)
+    if "confidence_low" in g:
+        text += f" [{_fmt(g['confidence_low'], width)}, {_fmt(g['confidence_high'], width)}]"
+    if baseline is not None and g["key"].get(system) == baseline:
+        text += " (b)"
+    elif g.get("p_value") is not None and g["p_value"] < ALPHA:
+        text += " *"
+    return text
+
+
+def _key_text(v) -> str:
+    return "null" if v is None else str(v)
+
+
+def table(doc: Dict, cols: List[str], system: str, width: int) -> Tuple[List[str], List[List[str]]]:
+    """(header, rows) of the grouping set ``cols``."""
+    boot = doc.get("bootstrap") or {}
+    baseline = boot.get("baseline")
+    groups = [g for g in doc["groups"] if g["group_by"] == cols]
+    if system in cols:
+        others = [c for c in cols if c != system]
+        col_keys = list(dict.fromkeys(tuple(g["key"][c] for c in others) for g in groups))
+        systems = list(dict.fromkeys(g["key"][system] for g in groups))
+        if baseline in systems:
+            systems.remove(baseline)
+            systems.insert(0, baseline)
+        by = {(g["key"][system], tuple(g["key"][c] for c in others)): g for g in groups}
+        header = [system] + ([" ".join(_key_text(v) for v in k) for k in col_keys] if others else ["BLEU"])
+        rows = []
+        for s in systems:
+            rows.append([_key_text(s)] + [cell(by[(s, k)], width, baseline, system) if (s, k) in by else "-"
+                                          for k in col_keys])
+        return header, rows
+    header = [",".join(cols), "BLEU"]
+    return header, [[" ".join(_key_text(g["key"][c]) for c in cols), cell(g, width, None, system)] for g in groups]
+
+
+def render(header: List[str], rows: List[List[str]]) -> str:
+    widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
+    line = lambda r: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))  # noqa: E731
+    return "\n".join([line(header), "  ".join("-" * w for w in widths)] + [line(r) for r in rows])
+
+
+def plot(doc: Dict, cols: List[str], system: str, path: str) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as exc:
+        raise InputError(path, f"--plot needs matplotlib: pip install 'beambleu[plot]' ({exc})") from None
+    boot = doc.get("bootstrap") or {}
+    baseline = boot.get("baseline")
+    groups = [g for g in doc["groups"] if g["group_by"] == cols]
+    others = [c for c in cols if c != system]
+    if system in cols:
+        series = list(dict.fromkeys(g["key"][system] for g in groups))
+        xs = list(dict.fromkeys(tuple(g["key"][c] for c in others) for g in groups)) or [()]
+    else:
+        series = [None]
+        xs = list(dict.fromkeys(tuple(g["key"][c] for c in cols) for g in groups))
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(xs) * max(1, len(series)) ** 0.5 + 2), 4.2))
+    step = 0.8 / max(1, len(series))
+    for j, s in enumerate(series):
+        pts = []
+        for i, x in enumerate(xs):
+            for g in groups:
+                if (s is None and tuple(g["key"][c] for c in cols) == x) or (
+                        s is not None and g["key"][system] == s and tuple(g["key"][c] for c in others) == x):
+                    pts.append((i, g))
+        pos = [i - 0.4 + step * (j + 0.5) for i, _ in pts]
+        ys = [g["score"] for _, g in pts]
+        if pts and "confidence_low" in pts[0][1]:
+            err = [[g["score"] - g["confidence_low"] for _, g in pts], [g["confidence_high"] - g["score"] for _, g in pts]]
+        else:
+            err = None
+        label = None if s is None else (f"{s} (baseline)" if s == baseline else str(s))
+        ax.errorbar(pos, ys, yerr=err, fmt="o", capsize=4, label=label)
+        for (_, g), x, y in zip(pts, pos, ys):
+            if g.get("p_value") is not None and g["p_value"] < ALPHA:
+                ax.annotate("*", (x, y), textcoords="offset points", xytext=(6, 4), fontsize=12)
+    ax.set_xticks(range(len(xs)))
+    ax.set_xticklabels([" ".join(_key_text(v) for v in x) or "all" for x in xs], rotation=30 if len(xs) > 6 else 0,
+                       ha="right" if len(xs) > 6 else "center")
+    ax.set_ylabel("BLEU")
+    ax.set_xlabel(", ".join(others if system in cols else cols) or "")
+    title = "BLEU per group"
+    if "confidence_low" in (groups[0] if groups else {}):
+        title += f", 95% bootstrap intervals (B = {boot.get('n', '?')})"
+    if baseline is not None:
+        title += f"\n* p < {ALPHA} against the baseline {baseline} (paired bootstrap)"
+    ax.set_title(title, fontsize=9)
+    ax.set_xlim(-0.6, len(xs) - 0.4)
+    ax.grid(axis="y", alpha=0.3)
+    if series != [None]:
+        ax.legend(fontsize=8, loc="best")
+    fig.text(0.01, 0.01, doc.get("signature", ""), fontsize=6, alpha=0.7)
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    try:
+        fig.savefig(path)
+    except (OSError, ValueError) as exc:
+        raise InputError(path, f"cannot write the plot: {exc}") from None
+    finally:
+        plt.close(fig)
+
+
+def run(args) -> int:
+    doc = load(args.result)
+    boot = doc.get("bootstrap") or {}
+    system = args.system_column or boot.get("system_column") or "system"
+    cols = choose_set(doc, args.group_by, system, args.result)
+    c = doc["corpus"]
+    w = args.width
+    out = []
+    if c is not None:
+        pairs = f" on {c['n_pairs']:,} pairs" if "n_pairs" in c else ""
+        out.append(f"corpus: BLEU {_fmt(c['score'], w)}"
+                   + (f" [{_fmt(c['confidence_low'], w)}, {_fmt(c['confidence_high'], w)}]" if "confidence_low" in c
+                      else "") + pairs)
+    out.append(f"signature: {doc.get('signature', '')}")
+    if cols:
+        header, rows = table(doc, cols, system, w)
+        out += ["", render(header, rows)]
+        notes = []
+        if any("confidence_low" in g for g in doc["groups"]):
+            notes.append(f"[low, high]: 95% bootstrap interval ({boot.get('n', '?')} resamples, seed {boot.get('seed', '?')})")
+        if boot.get("baseline") is not None:
+            notes.append(f"(b): baseline {boot['baseline']}; *: p < {ALPHA} in the paired bootstrap test against it")
+        if notes:
+            out += [""] + notes
+    print("\n".join(out))
+    if args.plot:
+        if not cols:
+            raise InputError(args.result, "--plot needs groups (or several systems): this result has one score")
+        plot(doc, cols, system, args.plot)
+        print(f"beambleu: wrote {args.plot}", file=sys.stderr)
+    return 0

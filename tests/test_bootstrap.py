@@ -1,0 +1,483 @@
+"""Poisson bootstrap: the weights, their exact sums, intervals and paired p-values, in bleu_core,
+`beambleu score` and the pipeline; agreement with sacrebleu's --confidence / --paired-bs on
+real systems."""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import subprocess
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bleu_core import bootstrap as bs
+
+from .oracle import CORPORA, read_lines
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE = REPO / "examples" / "sample"
+needs_corpora = pytest.mark.skipif(not (CORPORA / "MANIFEST.tsv").exists(), reason="shared corpora not present")
+
+
+# ---------------------------------------------------------------------------- the weights
+
+def test_poisson_thresholds_are_the_cdf_in_64_bit_fixed_point():
+    """T[k] = floor(2**64 * P(X <= k)), X ~ Poisson(1): checked against a rational e**-1
+    accurate to 1e-40 (the alternating series), computed here independently."""
+    e_inv = sum(Fraction((-1) ** j, math.factorial(j)) for j in range(40))
+    cdf = Fraction(0)
+    for k, t in enumerate(bs.THRESHOLDS.tolist()):
+        cdf += e_inv / math.factorial(k)
+        exact = cdf * 2 ** 64
+        assert abs(t - exact) <= 1, k  # floor of the exact value (1e-40 slack cannot move it by 2)
+    assert list(bs.THRESHOLDS) == sorted(bs.THRESHOLDS)
+
+
+def test_weights_have_poisson_1_moments_and_frequencies():
+    keys = bs.row_keys_from_ids(list(range(20000)))
+    w = bs.weights(keys, 200)
+    freq = np.bincount(w.ravel(), minlength=5) / w.size
+    for k in range(5):  # P(X = k) = e**-1 / k!; 4M draws: 5 sigma is below 0.0013
+        assert abs(freq[k] - math.exp(-1) / math.factorial(k)) < 0.0013
+    assert abs(w.mean() - 1) < 0.003 and abs(w.var() - 1) < 0.006
+    # replicates and rows are not correlated with each other
+    assert abs(np.corrcoef(w[0], w[1])[0, 1]) < 0.03
+    assert abs(np.corrcoef(w[:, 0], w[:, 1])[0, 1]) < 0.2
+
+
+def test_weights_depend_only_on_row_identity_seed_and_replicate():
+    ids = [f"doc{i % 50}:{i}" for i in range(3000)]
+    keys = bs.row_keys_from_ids(ids)
+    w = bs.weights(keys, 64, seed=7)
+    perm = np.random.default_rng(1).permutation(len(ids))
+    assert (bs.weights(bs.row_keys_from_ids([ids[i] for i in perm]), 64, seed=7) == w[:, perm]).all()
+    assert (bs.weights(keys[:1000], 64, seed=7) == w[:, :1000]).all()
+    assert not (bs.weights(keys, 64, seed=8) == w).all()
+    # integer and string ids are different identities; equal ids are equal
+    assert bs.row_keys_from_ids([5])[0] != bs.row_keys_from_ids(["5"])[0]
+    assert bs.row_keys_from_ids([5, 5])[0] == bs.row_keys_from_ids([5, 5])[1]
+    with pytest.raises(ValueError, match="row 1: the id is null"):
+        bs.row_keys_from_ids(["a", None])
+
+
+def test_kernel_equals_the_numpy_definition_with_groups():
+    rng = np.random.default_rng(3)
+    n, width, B = 3000, 10, 37
+    rows = rng.integers(0, 60, size=(n, width)).astype(np.int64)
+    keys = bs.row_keys_from_position("some/file.parquet", 1000, n)
+    g1 = rng.integers(0, 4, size=n)
+    g2 = rng.integers(0, 3, size=n)
+    out = bs.bootstrap_totals(rows, keys, B, 99, [np.zeros(n, np.int64), 1 + g1, 5 + g2], 8)
+    w = bs.weights(keys, B, 99)
+    assert (out[0] == w @ rows).all()
+    for g in range(4):
+        assert (out[1 + g] == w[:, g1 == g] @ rows[g1 == g]).all()
+    for g in range(3):
+        assert (out[5 + g] == w[:, g2 == g] @ rows[g2 == g]).all()
+    # sums over chunks are the sum over the whole: the combine is exact
+    halves = sum(bs.bootstrap_totals(rows[s], keys[s], B, 99) for s in (slice(0, 1234), slice(1234, n)))
+    assert (halves == out[:1]).all()
+    assert (bs.weighted_totals(w, rows) == w @ rows).all()
+
+
+def test_percentile_interval_is_sacrebleus_estimate():
+    from sacrebleu.significance import estimate_ci
+
+    scores = np.random.default_rng(5).normal(30, 2, size=1000)
+    ci = bs.percentile_interval(scores.tolist())
+    mean, half = estimate_ci(scores)
+    assert ci["mean"] == pytest.approx(mean, abs=1e-9) and ci["half_width"] == pytest.approx(half, abs=1e-12)
+    s = sorted(scores)
+    assert (ci["low"], ci["high"]) == (s[25], s[974])  # 1000 // 40 = 25
+
+
+def test_paired_p_value_is_sacrebleus_except_for_a_system_against_itself():
+    from sacrebleu.significance import _compute_p_value
+
+    rng = np.random.default_rng(11)
+    base = rng.normal(30, 1, 1000)
+    for shift in (0.05, 0.5, 3.0):
+        system = base + shift + rng.normal(0, 0.3, 1000)
+        ours = bs.paired_p_value(system, base, 30 + shift, 30)
+        diffs = np.abs(system - base)
+        assert ours == _compute_p_value(diffs - diffs.mean(), shift)
+    # identical systems: every difference is 0; sacrebleu's strict count says p = 1/(B+1)
+    assert bs.paired_p_value(base, base, 30, 30) == 1.0
+    assert _compute_p_value(np.zeros(1000), 0.0) == 1 / 1001
+
+
+# ------------------------------------------------------------------------- beambleu score
+
+def score_cli(*args):
+    proc = subprocess.run([sys.executable, "-m", "pipeline.cli", "score", *map(str, args)], capture_output=True,
+                          text=True, cwd=REPO, timeout=300)
+    return proc
+
+
+def test_score_confidence_fields_and_signature():
+    proc = score_cli(SAMPLE / "ref.A.txt", SAMPLE / "ref.B.txt", "-i", SAMPLE / "sys.alpha.txt", "--confidence",
+                     "--confidence-n", "300", "--seed", "4")
+    assert proc.returncode == 0, proc.stderr
+    d = json.loads(proc.stdout)
+    assert d["signature"].startswith("nrefs:2|bs:300|seed:4|case:mixed")
+    assert d["bs"] == "300" and d["seed"] == "4"
+    assert d["confidence_low"] <= d["confidence_mean"] <= d["confidence_high"]
+    assert d["confidence_half_width"] == pytest.approx((d["confidence_high"] - d["confidence_low"]) / 2)
+    assert d["confidence"] == f"μ = {d['confidence_mean']:.1f} ± {d['confidence_half_width']:.1f}"
+    assert "confidence_var" not in d
+    # the point score is untouched by the bootstrap
+    plain = json.loads(score_cli(SAMPLE / "ref.A.txt", SAMPLE / "ref.B.txt", "-i", SAMPLE / "sys.alpha.txt").stdout)
+    assert d["score"] == plain["score"] and d["counts"] == plain["counts"]
+
+
+def test_score_paired_bs_against_itself_and_a_worse_system(tmp_path):
+    copy = tmp_path / "alpha-copy.txt"
+    copy.write_bytes((SAMPLE / "sys.alpha.txt").read_bytes())
+    proc = score_cli(SAMPLE / "ref.A.txt", "-i", SAMPLE / "sys.alpha.txt", SAMPLE / "sys.beta.txt", copy,
+                     "--paired-bs", "--paired-bs-n", "500")
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads(proc.stdout)
+    assert rows[0]["system"].startswith("Baseline: ") and rows[0]["BLEU"]["p_value"] is None
+    beta, same = rows[1]["BLEU"], rows[2]["BLEU"]
+    assert beta["p_value"] == 1 / 501 and beta["significant"]  # 58 BLEU worse: never beaten by chance
+    assert same["p_value"] == 1.0 and not same["significant"]
+    assert same["confidence_low"] == rows[0]["BLEU"]["confidence_low"]  # same lines, same weights
+
+
+@pytest.mark.parametrize("args,message", [
+    (["-i", "A", "B"], "several -i files need --paired-bs"),
+    (["-i", "A", "--paired-bs"], "--paired-bs needs a baseline and at least one more system"),
+    (["-i", "A", "--confidence", "-sl"], "--sentence-level does not combine"),
+    (["-i", "A", "--confidence-n", "1", "--confidence"], "needs at least 2 resamples"),
+])
+def test_score_bootstrap_usage_errors(args, message):
+    a = str(SAMPLE / "sys.alpha.txt")
+    args = [a if x == "A" else str(SAMPLE / "sys.beta.txt") if x == "B" else x for x in args]
+    proc = score_cli(SAMPLE / "ref.A.txt", *args)
+    assert proc.returncode in (1, 2) and message in proc.stderr, proc.stderr
+    assert proc.stdout == ""
+
+
+# ---------------------------------------------------------------------- agreement with sacrebleu
+
+def _sacre_replicates(hyps, refs, n, seed=12345):
+    """sacrebleu 2.6.0's own bootstrap (its functions, its RNG) of one system."""
+    import os
+
+    from sacrebleu.metrics import BLEU
+    from sacrebleu.significance import _bootstrap_resample
+
+    metric = BLEU()
+    stats = metric._extract_corpus_statistics(hyps, refs)  # refs: one list of lines per reference
+    old = os.environ.get("SACREBLEU_SEED")
+    os.environ["SACREBLEU_SEED"] = str(seed)
+    try:
+        _, scores = _bootstrap_resample(stats, metric, n)
+    finally:
+        if old is None:
+            del os.environ["SACREBLEU_SEED"]
+        else:
+            os.environ["SACREBLEU_SEED"] = old
+    return sorted(s.score for s in scores)
+
+
+def _our_replicates(hyps, refs, n, seed=12345):
+    from bleu_core import Bleu
+
+    bleu = Bleu()
+    rows = bleu.batch_stats(hyps, [list(r) for r in zip(*refs)], per_row=True)
+    keys = bs.row_keys_from_ids(list(range(1, len(hyps) + 1)))
+    return bs.replicate_scores(bleu, bs.bootstrap_totals(rows, keys, n, seed)[0])
+
+
+@pytest.mark.slow
+@needs_corpora
+@pytest.mark.parametrize("folder", ["wmt22/de-en", "wmt21/xh-zu"])
+def test_interval_bounds_within_0_3_bleu_of_sacrebleu(folder):
+    d = CORPORA / folder
+    refs = [read_lines(r) for r in sorted(d.glob("ref.*.txt"))[:2]]
+    systems = sorted(d.glob("sys.*.txt"))[:3]
+    for sys_file in systems:
+        hyps = read_lines(sys_file)
+        theirs = _sacre_replicates(hyps, refs, 1000)
+        ours = sorted(_our_replicates(hyps, refs, 1000))
+        lo_i = 1000 // 40
+        for ours_b, theirs_b in ((ours[lo_i], theirs[lo_i]), (ours[-lo_i - 1], theirs[-lo_i - 1])):
+            assert abs(ours_b - theirs_b) <= 0.3, (sys_file.name, ours_b, theirs_b)
+        assert abs(statistics.mean(ours) - statistics.mean(theirs)) <= 0.3
+
+
+@pytest.mark.slow
+@needs_corpora
+def test_paired_decisions_agree_with_sacrebleu_on_clear_cut_pairs(tmp_path):
+    d = CORPORA / "wmt22/de-en"
+    refs = sorted(d.glob("ref.*.txt"))[:1]
+    from sacrebleu.metrics import BLEU
+
+    ref_lines = [read_lines(r) for r in refs]
+    scored = sorted((BLEU().corpus_score(read_lines(f), ref_lines).score, f) for f in d.glob("sys.*.txt"))
+    (lo, worst), (hi, best) = scored[0], scored[-1]
+    assert hi - lo > 2
+    copy = tmp_path / "best-again.txt"
+    copy.write_bytes(best.read_bytes())
+    sacre = subprocess.run([sys.executable, "-m", "sacrebleu", *map(str, refs), "-i", str(best), str(worst), str(copy),
+                            "-m", "bleu", "--paired-bs", "-f", "json"], capture_output=True, text=True, timeout=600)
+    assert sacre.returncode == 0, sacre.stderr
+    theirs = [r["BLEU"]["p_value"] for r in json.loads(sacre.stdout)]
+    ours = json.loads(score_cli(*refs, "-i", best, worst, copy, "--paired-bs").stdout)
+    assert theirs[1] < 0.05 and ours[1]["BLEU"]["p_value"] < 0.05  # far apart: both find the difference
+    assert ours[2]["BLEU"]["p_value"] >= 0.05  # identical: no difference
+    assert ours[1]["BLEU"]["score"] == json.loads(sacre.stdout)[1]["BLEU"]["score"]  # point scores exact
+
+
+# ---------------------------------------------------------------------------- the pipeline
+
+beam = pytest.importorskip("apache_beam")
+
+from .pipeline_helpers import corpus_rows, load, run_cli, write_shards  # noqa: E402
+
+BOOT_FIELDS = ("score", "confidence_mean", "confidence_low", "confidence_high", "confidence_half_width",
+               "confidence", "p_value", "signature", "n_pairs")
+
+
+def boot_view(doc):
+    pick = lambda d: {k: d.get(k) for k in BOOT_FIELDS}  # noqa: E731
+    return {"corpus": pick(doc["corpus"]), "groups": [(g["group_by"], g["key"], pick(g)) for g in doc["groups"]],
+            "bootstrap": doc.get("bootstrap")}
+
+
+@pytest.fixture(scope="module")
+def seg_rows():
+    if not (CORPORA / "MANIFEST.tsv").exists():
+        pytest.skip("shared corpora not present")
+    rows = corpus_rows()
+    for r in rows:
+        r["seg"] = f"{r['langpair']}:{r['line']}"
+    return rows
+
+
+def _schema():
+    import pyarrow as pa
+
+    from .pipeline_helpers import SCHEMA
+
+    return SCHEMA.append(pa.field("seg", pa.string()))
+
+
+PAIRED = ["--group-by", "system,langpair", "--group-by", "langpair", "--paired-bs", "--paired-bs-n", "200",
+          "--id-column", "seg", "--progress", "off"]
+
+
+@needs_corpora
+def test_pipeline_bootstrap_is_identical_for_1_and_7_shards_and_for_worker_processes(seg_rows, tmp_path):
+    baseline = sorted({r["system"] for r in seg_rows if r["langpair"] == "wmt22/de-en"})[0]
+    docs = []
+    for n_shards, extra in ((1, []), (7, []), (7, ["--direct_running_mode=multi_processing",
+                                                   "--direct_num_workers=2"])):
+        d = tmp_path / f"s{n_shards}-{len(extra)}"
+        glob = write_shards(seg_rows, d / "in", n_shards=n_shards, row_group_size=1500, shuffle_seed=n_shards,
+                            schema=_schema())
+        rc, _, err = run_cli("--input", glob, *PAIRED, "--baseline", baseline, "--output", d / "r.json", *extra)
+        assert rc == 0, err
+        docs.append(load(d / "r.json"))
+    assert boot_view(docs[0]) == boot_view(docs[1]) == boot_view(docs[2])
+    doc = docs[0]
+    assert doc["bootstrap"] == {"n": 200, "seed": 12345, "method": "poisson", "paired": True, "baseline": baseline,
+                                "system_column": "system"}
+    tested = [g for g in doc["groups"] if g["group_by"] == ["system", "langpair"]
+              and g["key"]["langpair"] == "wmt22/de-en" and g["key"]["system"] != baseline]
+    assert tested and all(0 < g["p_value"] <= 1 for g in tested)
+    base = [g for g in doc["groups"] if g["group_by"] == ["system", "langpair"] and g["key"]["system"] == baseline]
+    assert base and all(g["p_value"] is None for g in base)
+    # other langpairs have no such baseline system: said, not invented
+    other = [g for g in doc["groups"] if g["group_by"] == ["system", "langpair"]
+             and g["key"]["langpair"] != "wmt22/de-en"]
+    assert other and all(g["p_value"] is None and "paired_note" in g for g in other)
+    assert all("p_value" not in g for g in doc["groups"] if g["group_by"] == ["langpair"])
+
+
+@needs_corpora
+def test_pipeline_paired_test_equals_beambleu_score_on_the_same_segments(tmp_path):
+    """One test set through `beambleu convert` + `beambleu run --id-column line`, and through
+    `beambleu score -i BASE SYS...`: the same weights, so the same intervals and p-values."""
+    d = CORPORA / "wmt21/xh-zu"
+    refs = sorted(d.glob("ref.*.txt"))[:1]
+    systems = sorted(d.glob("sys.*.txt"))[:3]
+    from pipeline.cli import main
+
+    for f in systems:
+        name = f.name[len("sys."):-len(".txt")]
+        assert main(["convert", *map(str, refs), "-i", str(f), "--set", f"system={name}", "-o",
+                     str(tmp_path / "in" / f"{name}.parquet")]) == 0
+    base = systems[0].name[len("sys."):-len(".txt")]
+    rc, _, err = run_cli("--input", tmp_path / "in" / "*.parquet", "--group-by", "system", "--paired-bs",
+                         "--paired-bs-n", "300", "--baseline", base, "--id-column", "line", "--output",
+                         tmp_path / "r.json", "--progress", "off")
+    assert rc == 0, err
+    groups = {g["key"]["system"]: g for g in load(tmp_path / "r.json")["groups"]}
+    proc = score_cli(*refs, "-i", *systems, "--paired-bs", "--paired-bs-n", "300")
+    assert proc.returncode == 0, proc.stderr
+    for f, row in zip(systems, json.loads(proc.stdout)):
+        g = groups[f.name[len("sys."):-len(".txt")]]
+        for k in ("score", "p_value", "confidence_mean", "confidence_low", "confidence_high", "confidence"):
+            assert g[k] == row["BLEU"][k], (f.name, k)
+
+
+def test_pipeline_wide_format_paired_and_confidence(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    hyp_a = (SAMPLE / "sys.alpha.txt").read_text().splitlines()
+    hyp_b = (SAMPLE / "sys.beta.txt").read_text().splitlines()
+    refs = [list(r) for r in zip((SAMPLE / "ref.A.txt").read_text().splitlines(),
+                                 (SAMPLE / "ref.B.txt").read_text().splitlines())]
+    pq.write_table(pa.table({"alpha": hyp_a, "beta": hyp_b, "alpha2": hyp_a, "references": refs}),
+                   tmp_path / "wide.parquet", row_group_size=7)
+    rc, _, err = run_cli("--input", tmp_path / "wide.parquet", "--candidate-columns", "alpha,beta,alpha2",
+                         "--paired-bs", "--baseline", "alpha", "--paired-bs-n", "400", "--output", tmp_path / "r.json",
+                         "--groups-output", tmp_path / "g.csv", "--progress", "off")
+    assert rc == 0, err
+    doc = load(tmp_path / "r.json")
+    by = {g["key"]["system"]: g for g in doc["groups"]}
+    assert by["alpha"]["p_value"] is None
+    assert by["beta"]["p_value"] == 1 / 401 and by["beta"]["significant"]
+    assert by["alpha2"]["p_value"] == 1.0 and not by["alpha2"]["significant"]
+    assert by["alpha2"]["confidence_low"] == by["alpha"]["confidence_low"]  # same rows, same weights
+    header = (tmp_path / "g.csv").read_text().splitlines()[0].split(",")
+    assert {"confidence_low", "confidence_high", "p_value", "baseline"} <= set(header)
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--paired-bs"], "--paired-bs needs --baseline SYSTEM"),
+    (["--paired-bs", "--baseline", "alpha", "--group-by", "system"], "--paired-bs in long format needs --id-column"),
+    (["--paired-bs", "--baseline", "alpha", "--id-column", "line"], "needs a --group-by that includes"),
+    (["--baseline", "alpha"], "--baseline is for --paired-bs"),
+])
+def test_pipeline_bootstrap_usage_errors(tmp_path, args, message):
+    rc, _, err = run_cli("--input", SAMPLE / "shards" / "*.parquet", "--output", tmp_path / "r.json", *args)
+    assert rc == 1 and message in err, err
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_pipeline_null_id_is_named(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"candidate": ["a b", "c d"], "references": [["a b"], ["c d"]], "seg": ["s1", None]}),
+                   tmp_path / "in.parquet")
+    rc, _, err = run_cli("--input", tmp_path / "in.parquet", "--confidence", "--id-column", "seg", "--output",
+                         tmp_path / "r.json")
+    assert rc == 1 and f"{tmp_path / 'in.parquet'}: row 1, column 'seg': the id is null" in err, err
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_confidence_accumulators_stay_o_of_b():
+    """The accumulator of a group holds B replicate vectors, whatever the corpus size."""
+    from pipeline import accumulate as acc_ops
+
+    assert acc_ops.width(4, 1000) == 10 * 1001 + 3
+    z = acc_ops.zero(4, 3)
+    a = acc_ops.from_totals(np.arange(10), np.array([2, 2]), np.ones((3, 10), np.int64))
+    merged = acc_ops.merge_into(acc_ops.merge_into(z.copy(), a), a)
+    assert (acc_ops.boot_of(merged, 4) == 2).all() and acc_ops.n_pairs(merged) == 4
+    assert (acc_ops.stats_of(merged, 4) == 2 * np.arange(10)).all()
+
+
+# ------------------------------------------------------------------------------- report
+
+def _sample_result(tmp_path):
+    out = tmp_path / "r.json"
+    rc, _, err = run_cli("--input", SAMPLE / "shards" / "*.parquet", "--group-by", "system", "--group-by",
+                         "system,langpair", "--paired-bs", "--baseline", "alpha", "--id-column", "line",
+                         "--paired-bs-n", "300", "--output", out, "--progress", "off")
+    assert rc == 0, err
+    return out
+
+
+def report_cli(*args):
+    return subprocess.run([sys.executable, "-m", "pipeline.cli", "report", *map(str, args)], capture_output=True,
+                          text=True, cwd=REPO, timeout=300)
+
+
+def test_report_table_and_plot(tmp_path):
+    out = _sample_result(tmp_path)
+    doc = load(out)
+    proc = report_cli(out, "--plot", tmp_path / "p.png")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    by = {g["key"]["system"]: g for g in doc["groups"] if g["group_by"] == ["system", "langpair"]}
+    alpha = next(ln for ln in lines if ln.startswith("alpha"))
+    beta = next(ln for ln in lines if ln.startswith("beta"))
+    a = by["alpha"]
+    assert f"{a['score']:.1f} [{a['confidence_low']:.1f}, {a['confidence_high']:.1f}] (b)" in alpha
+    assert beta.rstrip().endswith("*") and f"{by['beta']['score']:.1f}" in beta
+    assert lines[0] == (f"corpus: BLEU {doc['corpus']['score']:.1f} [{doc['corpus']['confidence_low']:.1f}, "
+                        f"{doc['corpus']['confidence_high']:.1f}] on 60 pairs")
+    assert "en-en" in proc.stdout  # the langpair column
+    png = (tmp_path / "p.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
+    svg = report_cli(out, "--group-by", "system", "--plot", tmp_path / "p.svg")
+    assert svg.returncode == 0 and (tmp_path / "p.svg").read_text().lstrip().startswith("<?xml")
+
+
+def test_report_errors(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"corpus": 1,\n "x": }')
+    proc = report_cli(bad)
+    assert proc.returncode == 1 and f"{bad}: line 2, column 7" in proc.stderr, proc.stderr
+    out = _sample_result(tmp_path)
+    proc = report_cli(out, "--group-by", "domain")
+    assert proc.returncode == 1 and "no grouping set domain" in proc.stderr
+    code = ("import builtins, sys\nreal = builtins.__import__\n"
+            "def fake(name, *a, **k):\n    if name.startswith('matplotlib'):\n        raise ImportError('no matplotlib')\n"
+            "    return real(name, *a, **k)\nbuiltins.__import__ = fake\nfrom pipeline.cli import main\n"
+            "sys.exit(main(sys.argv[1:]))\n")
+    proc = subprocess.run([sys.executable, "-c", code, "report", str(out), "--plot", str(tmp_path / "x.png")],
+                          capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert proc.returncode == 1 and "pip install 'beambleu[plot]'" in proc.stderr
+    assert not (tmp_path / "x.png").exists()
+
+
+def test_report_reads_beambleu_score_json(tmp_path):
+    paired = score_cli(SAMPLE / "ref.A.txt", SAMPLE / "ref.B.txt", "-i", SAMPLE / "sys.alpha.txt",
+                       SAMPLE / "sys.beta.txt", "--paired-bs", "--paired-bs-n", "300")
+    (tmp_path / "p.json").write_text(paired.stdout)
+    rows = json.loads(paired.stdout)
+    proc = report_cli(tmp_path / "p.json", "--plot", tmp_path / "p.png")
+    assert proc.returncode == 0, proc.stderr
+    a, b = rows[0]["BLEU"], rows[1]["BLEU"]
+    assert f"{a['score']:.1f} [{a['confidence_low']:.1f}, {a['confidence_high']:.1f}] (b)" in proc.stdout
+    assert f"{b['score']:.1f} [{b['confidence_low']:.1f}, {b['confidence_high']:.1f}] *" in proc.stdout
+    assert (tmp_path / "p.png").read_bytes()[:4] == b"\x89PNG"
+    single = score_cli(SAMPLE / "ref.A.txt", "-i", SAMPLE / "sys.alpha.txt", "--confidence")
+    (tmp_path / "s.json").write_text(single.stdout)
+    d = json.loads(single.stdout)
+    proc = report_cli(tmp_path / "s.json")
+    assert proc.returncode == 0 and proc.stdout.startswith(
+        f"corpus: BLEU {d['score']:.1f} [{d['confidence_low']:.1f}, {d['confidence_high']:.1f}]")
+
+
+def test_readme_report_example_is_what_the_commands_print(tmp_path):
+    """The README's `beambleu run ... --paired-bs` + `beambleu report` example, run as written."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    block = readme.split("<!-- report-output -->\n```text\n", 1)[1].split("```", 1)[0]
+    out = tmp_path / "result.json"
+    rc, _, err = run_cli("--input", SAMPLE / "shards" / "*.parquet", "--group-by", "system,langpair", "--paired-bs",
+                         "--baseline", "alpha", "--id-column", "line", "--output", out, "--overwrite")
+    assert rc == 0, err
+    proc = report_cli(out)
+    assert proc.returncode == 0 and proc.stdout == block
+
+
+def test_integer_ids_hash_the_same_from_python_ints_numpy_and_mixed_lists():
+    ids = [0, 1, -5, 2 ** 62, 12345]
+    a = bs.row_keys_from_ids(ids)
+    assert (bs.row_keys_from_ids(np.array(ids, dtype=np.int64)) == a).all()
+    assert (bs.row_keys_from_ids(np.array(ids[:2], dtype=np.int32)) == a[:2]).all()
+    mixed = bs.row_keys_from_ids(ids + ["x"])  # the per-value path
+    assert (mixed[:-1] == a).all()
