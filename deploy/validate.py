@@ -112,33 +112,24 @@ def _supported_flink() -> List[str]:
     return list(FlinkRunnerOptions.PUBLISHED_FLINK_VERSIONS)
 
 
-def _images(obj) -> List[str]:
-    """Every `image:` value in a parsed YAML document."""
+def _values(obj, wanted) -> List:
+    """Every value under a key ``wanted(key, value)`` accepts, anywhere in a parsed YAML document."""
     found = []
     if isinstance(obj, dict):
         for k, v in obj.items():
-            if k == "image" and isinstance(v, str):
-                found.append(v)
-            else:
-                found += _images(v)
+            found += [v] if wanted(k, v) else _values(v, wanted)
     elif isinstance(obj, list):
         for v in obj:
-            found += _images(v)
+            found += _values(v, wanted)
     return found
+
+
+def _images(obj) -> List[str]:
+    return _values(obj, lambda k, v: k == "image" and isinstance(v, str))
 
 
 def _args(obj) -> List[str]:
-    found = []
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            if k in ("args", "command") and isinstance(v, list):
-                found += [str(a) for a in v]
-            else:
-                found += _args(v)
-    elif isinstance(obj, list):
-        for v in obj:
-            found += _args(v)
-    return found
+    return [str(a) for v in _values(obj, lambda k, v: k in ("args", "command") and isinstance(v, list)) for a in v]
 
 
 def check_flink_versions(root: Path) -> Problems:

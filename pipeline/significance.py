@@ -38,7 +38,7 @@ def add_significance_arguments(p, run: bool = False) -> None:
                    help="paired bootstrap test of every system against the baseline (Koehn 2004, sacrebleu's "
                         "p-value); implies intervals")
     g.add_argument("--paired-bs-n", type=_positive, default=bs.DEFAULT_N, metavar="B",
-                   help="resamples for --paired-bs (default: %(default)s)")
+                   help="resamples for --paired-bs, and for its intervals (default: %(default)s)")
     g.add_argument("--seed", type=int, default=bs.DEFAULT_SEED,
                    help="seed of the resampling weights (default: %(default)s, as sacrebleu's)")
     if run:

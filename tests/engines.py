@@ -73,6 +73,20 @@ class Service:
                 proc.wait()
         self.procs.clear()
 
+    def launch(self) -> None:
+        """Start the processes and wait until they answer (subclasses)."""
+
+    def __enter__(self):
+        try:
+            self.launch()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
     def logs(self) -> str:
         return "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-3000:]}" for p in sorted(self.log_dir.glob("*.log")))
 
@@ -87,24 +101,16 @@ class DaskCluster(Service):
         self.port = free_port()
         self.address = f"tcp://127.0.0.1:{self.port}"
 
-    def __enter__(self) -> "DaskCluster":
-        try:
-            sched = self.start("scheduler", [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host",
-                                             "127.0.0.1", "--port", str(self.port), "--no-dashboard"])
-            wait_for_port(self.port, sched, "dask scheduler")
-            for i in range(self.n_workers):
-                self.start(f"worker-{i}", [sys.executable, "-m", "distributed.cli.dask_worker", self.address,
-                                           "--nworkers", "1", "--nthreads", "1", "--no-dashboard",
-                                           "--name", f"worker-{i}", "--local-directory", str(self.log_dir)])
-            with self.client() as client:
-                client.wait_for_workers(self.n_workers, timeout=120)
-        except BaseException:
-            self.stop()
-            raise
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
+    def launch(self) -> None:
+        sched = self.start("scheduler", [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host",
+                                         "127.0.0.1", "--port", str(self.port), "--no-dashboard"])
+        wait_for_port(self.port, sched, "dask scheduler")
+        for i in range(self.n_workers):
+            self.start(f"worker-{i}", [sys.executable, "-m", "distributed.cli.dask_worker", self.address,
+                                       "--nworkers", "1", "--nthreads", "1", "--no-dashboard",
+                                       "--name", f"worker-{i}", "--local-directory", str(self.log_dir)])
+        with self.client() as client:
+            client.wait_for_workers(self.n_workers, timeout=120)
 
     def client(self):
         from distributed import Client
@@ -126,22 +132,13 @@ class PortableStack(Service):
         self.job_port = free_port()
         self.pool_port = free_port()
 
-    def __enter__(self) -> "PortableStack":
-        try:
-            pool = self.start("worker-pool", [sys.executable, "-m", "apache_beam.runners.worker.worker_pool_main",
-                                              f"--service_port={self.pool_port}"])
-            wait_for_port(self.pool_port, pool, "SDK worker pool")
-            jobs = self.start("job-service", [sys.executable, "-m",
-                                              "apache_beam.runners.portability.local_job_service_main",
-                                              f"--port={self.job_port}"])
-            wait_for_port(self.job_port, jobs, "job service")
-        except BaseException:
-            self.stop()
-            raise
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
+    def launch(self) -> None:
+        pool = self.start("worker-pool", [sys.executable, "-m", "apache_beam.runners.worker.worker_pool_main",
+                                          f"--service_port={self.pool_port}"])
+        wait_for_port(self.pool_port, pool, "SDK worker pool")
+        jobs = self.start("job-service", [sys.executable, "-m", "apache_beam.runners.portability.local_job_service_main",
+                                          f"--port={self.job_port}"])
+        wait_for_port(self.job_port, jobs, "job service")
 
     def options(self) -> List[str]:
         return ["--runner", "PortableRunner", f"--job_endpoint=localhost:{self.job_port}",

@@ -181,3 +181,22 @@ def test_portable_runner_with_external_worker_pool(shards, local_result, tmp_pat
     # the job service asked the external pool for the SDK harness, and the pool started it
     assert f"Requesting worker at localhost:{stack.pool_port}" in job_log
     assert "Starting worker with command" in pool_log
+
+
+@needs_corpora
+def test_dask_bootstrap_intervals_equal_the_local_runner(shards, dask_cluster, tmp_path):
+    """The replicate weights depend on the row identity (here file and row), not on the runner."""
+    args = ["--input", shards, "--group-by", "system,langpair", "--confidence", "--confidence-n", "100"]
+    rc, _, err = run_cli(*args, "--output", tmp_path / "local.json", "--progress", "off")
+    assert rc == 0, err
+    proc = beambleu_subprocess(["run", *args, "--output", tmp_path / "dask.json", *dask_args(dask_cluster)],
+                               timeout=300)
+    assert proc.returncode == 0, proc.stderr
+
+    def view(doc):
+        keys = ("score", "confidence_low", "confidence_high", "confidence_mean", "signature")
+        return [doc["corpus"][k] for k in keys] + [(g["key"], [g[k] for k in keys]) for g in doc["groups"]]
+
+    local, dask = load(tmp_path / "local.json"), load(tmp_path / "dask.json")
+    assert view(local) == view(dask)
+    assert local["corpus"]["confidence_low"] < local["corpus"]["score"] < local["corpus"]["confidence_high"]
