@@ -54,7 +54,9 @@ class BeamBleuOptions(PipelineOptions):
         g.add_argument("--null-candidate", choices=["error", "empty"], default="error",
                        help="a null candidate is an error (default) or scored as the empty string")
         g.add_argument("--id-column", default=None, metavar="COL",
-                       help="row identity for --sentence-output (default: file path and row index)")
+                       help="row identity (string or integer, not null) for --sentence-output and for the bootstrap "
+                            "weights of --confidence/--paired-bs: the segment id, the same for every system "
+                            "(default: file path and row index)")
         g.add_argument("--batch-size", type=int, default=16384, metavar="ROWS",
                        help="rows per Arrow batch handed to the kernel (default: %(default)s)")
         g = parser.add_argument_group("grouping and output")
