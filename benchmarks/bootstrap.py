@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-from .corpus import DEFAULT_CORPORA, build
+from .corpus import add_corpus_arguments, build
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -100,8 +100,7 @@ def main(argv=None):
     ap.add_argument("--sizes", default="20000,1000000")
     ap.add_argument("--sacrebleu-sizes", default="20000,50000")
     ap.add_argument("--n", type=int, default=1000)
-    ap.add_argument("--workdir", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "beambleu-bench")
-    ap.add_argument("--corpora", type=Path, default=DEFAULT_CORPORA)
+    add_corpus_arguments(ap)
     ap.add_argument("--one", nargs=3, metavar=("IMPL", "PATH", "N"), help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.one:

@@ -22,7 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-from .corpus import DEFAULT_CORPORA, build
+from .corpus import add_corpus_arguments, build
 
 TARGETS = {
     # (tokenize, nrefs, size) -> minimum speed-up over sacrebleu
@@ -91,8 +91,7 @@ def main(argv=None):
     ap.add_argument("--large-rounds", type=int, default=1,
                     help="rounds for sizes >= 1M, where sacrebleu needs minutes and ~10 GB (default: %(default)s)")
     ap.add_argument("--batch-size", type=int, default=16384, help="rows per Arrow batch (default: %(default)s)")
-    ap.add_argument("--workdir", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "beambleu-bench")
-    ap.add_argument("--corpora", type=Path, default=DEFAULT_CORPORA)
+    add_corpus_arguments(ap)
     ap.add_argument("--synthetic", action="store_true", help="use the synthetic corpus even if corpora exist")
     ap.add_argument("--no-sacrebleu-above", type=int, default=None,
                     help="skip sacrebleu for sizes above this (ratios then missing)")

@@ -29,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .corpus import DEFAULT_CORPORA, build
+from .corpus import add_corpus_arguments, build
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -61,8 +61,7 @@ def main(argv=None):
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--size", type=int, default=1_000_000)
     ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument("--workdir", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "beambleu-bench")
-    ap.add_argument("--corpora", type=Path, default=DEFAULT_CORPORA)
+    add_corpus_arguments(ap)
     a = ap.parse_args(argv)
     sys.path.insert(0, str(REPO))
     from tests.engines import DaskCluster
