@@ -98,3 +98,14 @@ def add_corpus_arguments(ap) -> None:
                     help="where benchmark corpora are written and reused")
     ap.add_argument("--corpora", type=Path, default=DEFAULT_CORPORA,
                     help="the shared corpora (a synthetic corpus is used when absent)")
+
+
+def sized_parser(prog: str, doc: str, size: int = 1_000_000, rounds: int = 2):
+    """The argument parser of a benchmark over one corpus size, repeated ``--rounds`` times."""
+    import argparse
+
+    ap = argparse.ArgumentParser(prog=prog, description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--size", type=int, default=size, help="pairs in the corpus (default: %(default)s)")
+    ap.add_argument("--rounds", type=int, default=rounds, help="runs of each configuration (default: %(default)s)")
+    add_corpus_arguments(ap)
+    return ap

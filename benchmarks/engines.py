@@ -19,7 +19,6 @@ workers can gain: the scheduler and the client process share the same cores.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -29,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .corpus import add_corpus_arguments, build
+from .corpus import build, sized_parser
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -57,11 +56,7 @@ def worker_cpu(cluster):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.engines", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--size", type=int, default=1_000_000)
-    ap.add_argument("--rounds", type=int, default=2)
-    add_corpus_arguments(ap)
+    ap = sized_parser("python -m benchmarks.engines", __doc__)
     a = ap.parse_args(argv)
     sys.path.insert(0, str(REPO))
     from tests.engines import DaskCluster

@@ -15,7 +15,6 @@ time includes worker processes (they are waited for, so their time is in RUSAGE_
 
 from __future__ import annotations
 
-import argparse
 import json
 import resource
 import statistics
@@ -25,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .corpus import add_corpus_arguments, build
+from .corpus import build, sized_parser
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -61,11 +60,7 @@ MODES = {
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.pipeline", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--size", type=int, default=1_000_000)
-    ap.add_argument("--rounds", type=int, default=2)
-    add_corpus_arguments(ap)
+    ap = sized_parser("python -m benchmarks.pipeline", __doc__)
     a = ap.parse_args(argv)
     big, source = build(a.size, 1, a.workdir, a.corpora)
     tiny, _ = build(1000, 1, a.workdir, a.corpora)

@@ -121,18 +121,6 @@ def weights(row_keys: np.ndarray, n_boot: int, seed: int = DEFAULT_SEED) -> np.n
     return out
 
 
-def weighted_totals(w: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """int64[n_boot, width] = w @ rows, exact: float64 products and sums stay below 2**53 for
-    any batch this code forms (weights <= 20, per-pair statistics far below 2**32), so the
-    BLAS product is exact and is rounded back to int64."""
-    if rows.shape[0] == 0:
-        return np.zeros((w.shape[0], rows.shape[1]), dtype=np.int64)
-    bound = float(MAX_WEIGHT) * float(np.abs(rows).max(initial=0)) * rows.shape[0]
-    if bound >= 2.0 ** 53:  # never for sane batches; exact integer fallback
-        return w @ rows
-    return np.rint(w.astype(np.float64) @ rows.astype(np.float64)).astype(np.int64)
-
-
 def percentile_interval(scores: Sequence[float]) -> Dict[str, float]:
     """sacrebleu's estimate: mean of the replicate scores and the 95% percentile interval
     (sorted scores at index n // 40 and n - n // 40 - 1)."""
@@ -180,7 +168,7 @@ def bootstrap_totals(rows: np.ndarray, row_keys: np.ndarray, n_boot: int, seed: 
     ``group_sets`` holds, for each grouping set, every row's index into the output (indices of
     different sets must not overlap if their totals are to stay apart); by default all rows go
     to group 0. Each weight is drawn once and added to the row's group in every set. This is
-    :func:`weights` then :func:`weighted_totals`, fused in the C kernel."""
+    :func:`weights` then ``w @ rows``, fused in the C kernel (exact int64 sums)."""
     from . import _kernel
 
     rows = np.ascontiguousarray(rows, dtype=np.int64)

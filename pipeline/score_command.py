@@ -71,11 +71,6 @@ def metric_from_args(args):
     )
 
 
-def score_json(score) -> str:
-    """sacrebleu's JSON layout (indent 1, keys in its order) plus our statistics fields."""
-    return json.dumps(score.to_dict(), indent=1, ensure_ascii=False)
-
-
 def warn_tokenized(hyp_iter_count: int, args) -> None:
     if hyp_iter_count >= 100 and not args.force and not args.quiet:
         print("beambleu: warning: 100+ lines end in a tokenized period (' .'); is the input detokenized? "

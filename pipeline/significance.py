@@ -89,7 +89,7 @@ def row_keys_for_lines(n: int, first: int = 0) -> np.ndarray:
     numbers, as ``beambleu convert`` writes them in its ``line`` column. The same line of two
     system outputs gets the same weights (that is what pairs the test), and ``beambleu run
     --id-column line`` on converted shards draws exactly the weights ``beambleu score`` draws."""
-    return bs.row_keys_from_ids(list(range(first + 1, first + n + 1)))
+    return bs.row_keys_from_ids(np.arange(first + 1, first + n + 1, dtype=np.int64))
 
 
 def replicates_of_rows(rows: np.ndarray, keys: np.ndarray, n: int, seed: int) -> np.ndarray:

@@ -343,23 +343,25 @@ def scored(bleu: Bleu, spec: InputSpec, elements, sig: Optional[Significance] = 
 
     corpus = None
     groups = []
+    keys_docs = []  # ((grouping set, key tuple), its dict): for finding each group's baseline
     for (g, key), acc in elements:
         if g == -1:
             corpus = bleu_dict(bleu, acc, sig)
         else:
             cols = spec.group_by[g]
-            groups.append((g, tuple(_sort_key(v) for v in key), {
-                "group_by": list(cols), "key": dict(zip(cols, key)), **bleu_dict(bleu, acc, sig)}))
+            d = {"group_by": list(cols), "key": dict(zip(cols, key)), **bleu_dict(bleu, acc, sig)}
+            groups.append((g, tuple(_sort_key(v) for v in key), d))
+            keys_docs.append(((g, tuple(key)), d))
     groups.sort(key=lambda t: (t[0], t[1]))
     docs = [d for _, _, d in groups]
     if sig is not None and sig.paired:
         system = "system" if spec.wide else sig.system_column
-        index = {(tuple(d["group_by"]), tuple(sorted((k, repr(v)) for k, v in d["key"].items()))): d for d in docs}
-        for d in docs:
-            if system not in d["group_by"]:
+        index = {(g, key): d for (g, key), d in keys_docs}
+        for (g, key), d in keys_docs:
+            cols = spec.group_by[g]
+            if system not in cols:
                 continue
-            base_key = dict(d["key"], **{system: sig.baseline})
-            base = index.get((tuple(d["group_by"]), tuple(sorted((k, repr(v)) for k, v in base_key.items()))))
+            base = index.get((g, tuple(sig.baseline if c == system else v for c, v in zip(cols, key))))
             d["baseline"] = sig.baseline
             if d["key"][system] == sig.baseline:
                 d["p_value"] = None
