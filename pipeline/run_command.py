@@ -10,12 +10,15 @@ core once the input is large enough to pay for their start-up.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import re
+import shutil
 import sys
 import time
-import uuid
 from typing import List, Optional
 
+from .errors import UsageError
 from .inputs import ERROR_MARK, InputSpec, PipelineInputError
 from .runners import (DASK_NAMES, beam_option_parser, close_result as _close, import_dask_runner,
                       partition_dask_input, pipeline_options, scale_local_runner, wants_dask)
@@ -41,31 +44,31 @@ def build_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 def check_args(args) -> None:
     if not args.input:
-        raise PipelineInputError("--input is required")
+        raise UsageError("--input is required")
     if not args.output and not args.groups_output and not args.sentence_output:
-        raise PipelineInputError("nothing to write: give --output (and/or --groups-output, --sentence-output)")
+        raise UsageError("nothing to write: give --output (and/or --groups-output, --sentence-output)")
     if args.reference_columns and args.references_column != "references":
-        raise PipelineInputError("give either --references-column or --reference-columns, not both")
+        raise UsageError("give either --references-column or --reference-columns, not both")
     if args.candidate_columns and args.candidate_column != "candidate":
-        raise PipelineInputError("give either --candidate-column or --candidate-columns, not both")
+        raise UsageError("give either --candidate-column or --candidate-columns, not both")
     if args.batch_size < 1:
-        raise PipelineInputError("--batch-size must be at least 1")
+        raise UsageError("--batch-size must be at least 1")
     if args.paired_bs:
         if not args.baseline:
-            raise PipelineInputError("--paired-bs needs --baseline SYSTEM")
+            raise UsageError("--paired-bs needs --baseline SYSTEM")
         if args.candidate_columns:
             if args.baseline not in args.candidate_columns:
-                raise PipelineInputError(f"--baseline {args.baseline}: not one of --candidate-columns "
+                raise UsageError(f"--baseline {args.baseline}: not one of --candidate-columns "
                                          f"{','.join(args.candidate_columns)}")
         else:
             if not args.id_column:
-                raise PipelineInputError("--paired-bs in long format needs --id-column: the segment id that is "
+                raise UsageError("--paired-bs in long format needs --id-column: the segment id that is "
                                          "the same for every system, so that their resampling weights are paired")
             if not any(args.system_column in g for g in (args.group_by or [])):
-                raise PipelineInputError(f"--paired-bs needs a --group-by that includes --system-column "
+                raise UsageError(f"--paired-bs needs a --group-by that includes --system-column "
                                          f"{args.system_column}")
     elif args.baseline:
-        raise PipelineInputError("--baseline is for --paired-bs")
+        raise UsageError("--baseline is for --paired-bs")
 
 
 def significance_config(args):
@@ -84,7 +87,7 @@ def input_spec(args) -> InputSpec:
         group_by = list(dict.fromkeys(group_by))
     for gs in group_by:
         if len(set(gs)) != len(gs):
-            raise PipelineInputError(f"--group-by {','.join(gs)}: a column appears twice")
+            raise UsageError(f"--group-by {','.join(gs)}: a column appears twice")
     return InputSpec(
         candidate_columns=tuple(args.candidate_columns or [args.candidate_column]),
         references_column=None if args.reference_columns else args.references_column,
@@ -110,46 +113,55 @@ def extract_input_error(exc: BaseException) -> Optional[str]:
 
 
 def run(args, beam_argv: List[str]) -> int:
-    import apache_beam as beam
 
     from bleu_core import Bleu
 
-    from .inputs import plan
-    from .outputs import Finalize, OutputConfig, check_outputs
+    from .inputs import absolute
+    from .outputs import OutputConfig, check_groups_output
     from .score_command import metric_from_args
-    from .transforms import ComputeBleu, ReadPairs
 
     check_args(args)
+    check_groups_output(args.groups_output)
     if wants_dask(args.runner, beam_argv):
         import_dask_runner()
     unknown = beam_option_parser().parse_known_args(beam_argv)[1]
     if unknown:
-        raise PipelineInputError(f"unknown option(s): {' '.join(unknown)} (see beambleu run --help)")
+        raise UsageError(f"unknown option(s): {' '.join(unknown)} (see beambleu run --help)")
     bleu: Bleu = metric_from_args(args)
     sig = significance_config(args)
     bleu.tokenizer  # a missing MeCab extra fails here, before the job
     spec = input_spec(args)
     opts, runner_obj = pipeline_options(beam_argv, args.runner)
     from apache_beam.io.filesystems import FileSystems
-    from apache_beam.options.pipeline_options import PortableOptions, TestOptions
+    from apache_beam.options.pipeline_options import TestOptions
 
     FileSystems.set_options(opts)  # e.g. --s3_endpoint_url, for checking outputs and planning on the driver
     dry_run = opts.view_as(TestOptions).dry_run
     if dry_run and (args.runner or "").lower() not in ("dataflowrunner", "dataflow"):
-        raise PipelineInputError("--dry_run is only supported with --runner DataflowRunner")
-    from .inputs import absolute
+        raise UsageError("--dry_run is only supported with --runner DataflowRunner")
+    out_cfg = OutputConfig.staged(*(absolute(p) if p else None
+                                    for p in (args.output, args.groups_output, args.sentence_output)),
+                                  commit_in_job=args.detach)
+    guard = _SignalGuard(out_cfg)
+    with guard:
+        return _run_job(args, beam_argv, spec, bleu, sig, opts, runner_obj, out_cfg, dry_run, guard)
 
-    for name in ("output", "groups_output", "sentence_output"):
-        if getattr(args, name):
-            setattr(args, name, absolute(getattr(args, name)))
-    sentence_tmp = None
-    if args.sentence_output:
-        sentence_tmp = args.sentence_output.rstrip("/") + f".beambleu-tmp-{uuid.uuid4().hex[:12]}"
-    out_cfg = OutputConfig(args.output, args.groups_output, args.sentence_output, sentence_tmp, args.overwrite)
-    if not dry_run:  # a dry run builds the job but never touches its outputs
-        check_outputs(out_cfg)
+
+def _run_job(args, beam_argv, spec, bleu, sig, opts, runner_obj, out_cfg, dry_run, guard) -> int:
+    import apache_beam as beam
+    from apache_beam.options.pipeline_options import PortableOptions
+
+    from . import ownership
+    from .inputs import plan
+    from .outputs import Finalize, commit, prepare_staging, summary_lines
+    from .transforms import ComputeBleu, ReadPairs
+
     t0 = time.monotonic()
     the_plan = plan(args.input, spec)
+    if not dry_run:  # a dry run builds the job but never touches its outputs
+        ownership.check_outputs(out_cfg.targets(), the_plan.files, args.overwrite)
+        for t in out_cfg.targets():
+            ownership.remove_stale_staging(t.path)
     local = runner_obj is not None and type(runner_obj).__name__ == "FnApiRunner"
     if local:
         scale_local_runner(opts, beam_argv, the_plan.total_rows)
@@ -161,14 +173,12 @@ def run(args, beam_argv: List[str]) -> int:
         print(f"beambleu: {the_plan.total_rows:,} pairs in {len(the_plan.files)} files, "
               f"{len(the_plan.items)} row groups; planning took {time.monotonic() - t0:.1f} s",
               file=sys.stderr, flush=True)
-    if sentence_tmp and not dry_run:
-        FileSystems.mkdirs(sentence_tmp)
     p = beam.Pipeline(runner=runner_obj, options=opts)
     batches = p | "ReadPairs" >> ReadPairs(the_plan.items, spec.columns, args.batch_size, the_plan.total_rows,
                                            progress)
-    computed = batches | "ComputeBleu" >> ComputeBleu(bleu, spec, args.null_candidate, sentence_tmp,
+    computed = batches | "ComputeBleu" >> ComputeBleu(bleu, spec, args.null_candidate, out_cfg.sentence_tmp,
                                                       sig.n_boot, sig.seed)
-    if sentence_tmp:
+    if out_cfg.sentence_tmp:
         parts = computed["sentence_parts"] | "PartKeys" >> beam.Map(lambda path: (("__part__", path), None))
         everything = (computed["stats"], parts) | "Flatten" >> beam.Flatten()
     else:
@@ -178,7 +188,11 @@ def run(args, beam_argv: List[str]) -> int:
          | "Write" >> beam.FlatMap(Finalize(bleu, spec, out_cfg, inputs, sig)))
     t1 = time.monotonic()
     result = None
+    guard.pipeline = p
     try:
+        if not dry_run:
+            prepare_staging(out_cfg)
+            guard.staged = True
         result = p.run()
         if dry_run:
             print("beambleu: --dry_run: the pipeline was built and validated by the runner, not run",
@@ -186,6 +200,7 @@ def run(args, beam_argv: List[str]) -> int:
             return 0
         jar = getattr(opts.view_as(PortableOptions), "output_executable_path", None)
         if jar:
+            out_cfg.remove_staged()
             print(f"beambleu: the job was written to {jar}, not run; submit that jar to the cluster "
                   f"(see deploy/spark/README.md)", file=sys.stderr, flush=True)
             return 0
@@ -196,9 +211,13 @@ def run(args, beam_argv: List[str]) -> int:
                   f"outputs are written when it finishes", file=sys.stderr, flush=True)
             return 0
         result.wait_until_finish()
+        with guard.deferred():  # SIGINT/SIGTERM wait for the renames: all outputs or none
+            commit(out_cfg)
+            guard.staged = False
     except Exception as exc:
+        if guard.staged:
+            out_cfg.remove_staged()
         message = extract_input_error(exc)
-        _cleanup(sentence_tmp)
         if message:
             raise PipelineInputError(message) from None
         raise
@@ -206,25 +225,96 @@ def run(args, beam_argv: List[str]) -> int:
         if not args.detach:
             _close(result)
     _report(result, the_plan.total_rows, time.monotonic() - t1)
-    missing = [path for path in (args.output, args.groups_output, args.sentence_output) if path]
-    from .outputs import exists
-
-    missing = [m for m in missing if not exists(m)]
-    if missing:  # e.g. a runner that dropped the final step: never report success without the files
-        raise RuntimeError(f"the job finished but did not write {', '.join(missing)}")
+    for line in summary_lines(out_cfg):
+        print(line, flush=True)
     return 0
 
 
-def _cleanup(tmp: Optional[str]) -> None:
-    if not tmp:
-        return
-    try:
-        from apache_beam.io.filesystems import FileSystems
+class _SignalGuard:
+    """SIGINT and SIGTERM while the job runs: remove the staged outputs, stop the runner's
+    worker processes, and exit at once (130, 143) with one line. Beam's local runner, left to
+    unwind a KeyboardInterrupt, waits forever for its worker processes; so the exit is immediate
+    (``os._exit``) once beambleu's own cleanup is done. Inside :meth:`deferred` (the commit) a
+    signal waits until the renames are done, so that a run leaves every output or none."""
 
-        if FileSystems.exists(tmp):
-            FileSystems.delete([tmp])
-    except Exception:  # pragma: no cover - best effort
-        pass
+    def __init__(self, cfg, pipeline=None):
+        self.cfg, self.pipeline = cfg, pipeline
+        self.staged = False
+        self._defer = False
+        self._pending = None
+        self._previous = {}
+
+    def __enter__(self):
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                self._previous[signum] = signal.signal(signum, self._handle)
+        return self
+
+    def __exit__(self, *exc):
+        import signal
+
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
+        return False
+
+    @contextlib.contextmanager
+    def deferred(self):
+        self._defer = True
+        try:
+            yield
+        finally:
+            self._defer = False
+            if self._pending is not None:
+                self._stop(self._pending, committed=True)
+
+    def _handle(self, signum, frame):
+        if self._defer:
+            self._pending = signum
+            return
+        self._stop(signum, committed=False)
+
+    def _stop(self, signum, committed: bool) -> None:
+        import signal
+
+        from .stderr_filter import emergency_exit
+
+        if self.staged and not committed:
+            self.cfg.remove_staged()
+        _kill_child_processes()
+        tempdir = getattr(self.pipeline, "local_tempdir", None)  # Beam's own, removed when run() returns
+        if tempdir:
+            shutil.rmtree(tempdir, ignore_errors=True)
+        name = signal.Signals(signum).name
+        what = "the outputs were complete and are in place" if committed else "nothing was written"
+        emergency_exit(128 + signum, f"beambleu: interrupted by {name}; {what}")
+
+
+def _kill_child_processes() -> None:
+    """SIGKILL every descendant of this process (the local runner's SDK worker processes)."""
+    import signal
+
+    children = {}
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as fh:
+                    ppid = int(fh.read().rsplit(b")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    todo, found = [os.getpid()], []
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    for pid in found:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
 
 
 def _report(result, total_rows: int, seconds: float) -> None:

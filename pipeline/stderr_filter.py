@@ -14,12 +14,32 @@ import tempfile
 import threading
 
 
+#: the filter in force, for :func:`emergency_exit`
+_active = None
+
+
+def emergency_exit(code: int, message: str) -> None:
+    """Print one line on the real stderr, remove the log file, and end the process now
+    (``os._exit``: no unwinding through a runner that would wait for its workers)."""
+    filt = _active
+    fd = filt._saved if filt is not None and filt.enabled and getattr(filt, "_saved", None) is not None else 2
+    try:
+        os.write(fd, (message + "\n").encode("utf-8", "replace"))
+    except OSError:
+        pass
+    if filt is not None:
+        filt.discard_log()
+    os._exit(code)
+
+
 class StderrFilter:
     def __init__(self, enabled: bool = True):
         self.enabled = enabled
         self.log_path = None
 
     def __enter__(self):
+        global _active
+        _active = self
         if not self.enabled:
             return self
         sys.stderr.flush()
@@ -46,11 +66,14 @@ class StderrFilter:
         out.close()
 
     def __exit__(self, exc_type, exc, tb):
+        global _active
+        _active = None
         if not self.enabled:
             return False
         sys.stderr.flush()
         os.dup2(self._saved, 2)  # closes the pipe's last write end held by us
-        os.close(self._saved)
+        saved, self._saved = self._saved, None
+        os.close(saved)
         self._thread.join(timeout=10)
         self._reader.close()
         self._log.close()

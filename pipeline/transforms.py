@@ -258,9 +258,10 @@ class ReadRowGroups(beam.DoFn):
             if now - self._last >= 5.0:
                 self._last = now
                 rate = self._rows / max(now - self._start, 1e-9)
-                of = f" of {self.total_rows:,}" if self.total_rows else ""
-                print(f"beambleu: this worker read {self._groups} row groups, {self._rows:,} pairs{of} "
-                      f"({rate:,.0f} pairs/s)", file=sys.stderr, flush=True)
+                whole = f"; the input has {self.total_rows:,} pairs in all" if self.total_rows else ""
+                print(f"beambleu: progress: this worker has read {self._rows:,} pairs "
+                      f"({self._groups} row group{'s' if self._groups != 1 else ''}, {rate:,.0f} pairs/s){whole}",
+                      file=sys.stderr, flush=True)
 
 
 class ComputeBleu(beam.PTransform):

@@ -1,0 +1,278 @@
+"""Outputs own their paths: what a command may write, replace or delete, and how it commits.
+
+Rules (checked before any work starts, each failure one line, exit 2):
+
+* a file output (``--output``, ``--groups-output``, ``convert -o x.parquet``) is a regular file or
+  absent; ``--overwrite`` replaces a regular file only, never a directory;
+* a directory output (``--sentence-output``, ``convert -o DIR``) is absent, empty, or a directory
+  beambleu wrote: it carries :data:`MANIFEST`, and holds nothing the manifest does not list; only
+  then does ``--overwrite`` replace it;
+* no output is, contains or lies inside an input, the current directory or another output.
+
+Writing: every output is first written to a hidden staging path beside its target
+(``.NAME.beambleu-tmp-XXXX``) and committed by renames once all are complete; a directory
+appears by one rename, its manifest listing every part, so a reader can tell a complete
+directory from a torn one. Staging paths are found and removed by :func:`remove_staged`.
+
+Local paths use :mod:`os`; URLs (``gs://``, ``s3://``) go through Beam's ``FileSystems`` and
+are only imported when used (``beambleu convert`` and ``score`` never import Beam).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import posixpath
+import shutil
+import uuid
+from dataclasses import dataclass
+from typing import Dict, Iterable, List, Optional, Sequence
+
+from .errors import UsageError
+
+#: the file that marks a directory as beambleu's, listing its parts
+MANIFEST = "_beambleu_manifest.json"
+STAGING_MARK = ".beambleu-tmp-"
+OLD_MARK = ".beambleu-old-"
+
+
+class UnsafeOutput(UsageError):
+    """An output path beambleu refuses to write (bad usage: exit 2)."""
+
+
+@dataclass(frozen=True)
+class Target:
+    flag: str  # "--output", "--sentence-output", "-o", ...
+    path: str
+    kind: str  # "file" or "dir"
+
+
+def is_url(path: str) -> bool:
+    return "://" in path
+
+
+def _fs():
+    from apache_beam.io.filesystems import FileSystems
+
+    return FileSystems
+
+
+def _real(path: str) -> str:
+    return path if is_url(path) else os.path.realpath(os.path.abspath(os.path.expanduser(path)))
+
+
+def _inside(child: str, parent: str) -> bool:
+    """child == parent or child lies below parent (both real paths or URLs)."""
+    sep = "/" if is_url(parent) else os.sep
+    return child == parent or child.startswith(parent.rstrip(sep) + sep)
+
+
+def read_manifest(directory: str) -> Optional[Dict]:
+    """The manifest of a directory beambleu wrote, or None."""
+    path = join(directory, MANIFEST)
+    try:
+        if is_url(directory):
+            fs = _fs()
+            if not fs.exists(path):
+                return None
+            with fs.open(path, compression_type="uncompressed") as fh:
+                data = fh.read()
+        else:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        doc = json.loads(data.decode("utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(doc, dict) or doc.get("written_by") != "beambleu" or not isinstance(doc.get("parts"), list):
+        return None
+    return doc
+
+
+def join(directory: str, name: str) -> str:
+    return posixpath.join(directory, name) if is_url(directory) else os.path.join(directory, name)
+
+
+def _listing(directory: str) -> List[str]:
+    """Names directly in a local directory, or object names below a URL prefix (relative)."""
+    if not is_url(directory):
+        return sorted(os.listdir(directory))
+    prefix = directory.rstrip("/") + "/"
+    found = _fs().match([prefix + "**"])[0].metadata_list
+    return sorted(m.path[len(prefix):] for m in found)
+
+
+def _check_one(t: Target, overwrite: bool) -> None:
+    path = t.path
+    if is_url(path):
+        fs = _fs()
+        if t.kind == "file":
+            if fs.exists(path) and not overwrite:
+                raise UnsafeOutput(f"{path}: {t.flag} exists (use --overwrite to replace it)")
+            return
+        names = _listing(path)
+        if names:
+            _check_ours(t, names, overwrite)
+        return
+    if t.kind == "file":
+        if os.path.isdir(path):
+            raise UnsafeOutput(f"{path}: {t.flag} is a directory; it must name a file")
+        if os.path.lexists(path):
+            if not os.path.isfile(path) or os.path.islink(path):
+                raise UnsafeOutput(f"{path}: {t.flag} exists and is not a regular file; not replaced")
+            if not overwrite:
+                raise UnsafeOutput(f"{path}: {t.flag} exists (use --overwrite to replace it)")
+        parent = os.path.dirname(os.path.abspath(path))
+        if os.path.exists(parent) and not os.path.isdir(parent):
+            raise UnsafeOutput(f"{path}: {t.flag}: {parent} is not a directory")
+        return
+    if os.path.lexists(path):
+        if os.path.islink(path) or not os.path.isdir(path):
+            raise UnsafeOutput(f"{path}: {t.flag} exists and is not a directory; not replaced")
+        names = os.listdir(path)
+        if names:
+            _check_ours(t, names, overwrite)
+
+
+def _check_ours(t: Target, names: Sequence[str], overwrite: bool) -> None:
+    manifest = read_manifest(t.path)
+    if manifest is None:
+        raise UnsafeOutput(f"{t.path}: {t.flag} is a non-empty directory that beambleu did not write "
+                           f"(no {MANIFEST}); not replaced")
+    extra = sorted(set(names) - set(manifest["parts"]) - {MANIFEST})
+    if extra:
+        raise UnsafeOutput(f"{t.path}: {t.flag} holds files beambleu did not write ({', '.join(extra[:3])}"
+                           f"{', ...' if len(extra) > 3 else ''}); not replaced")
+    if not overwrite:
+        raise UnsafeOutput(f"{t.path}: {t.flag} exists (use --overwrite to replace it)")
+
+
+def check_outputs(targets: Sequence[Target], inputs: Iterable[str], overwrite: bool) -> None:
+    """Refuse, before anything runs, every output beambleu must not write (see the module doc)."""
+    cwd = os.path.realpath(os.getcwd())
+    real_inputs = [_real(p) for p in inputs if p and p != "-"]
+    seen: List[Target] = []
+    for t in targets:
+        real = _real(t.path)
+        if not is_url(real):
+            if _inside(cwd, real):
+                raise UnsafeOutput(f"{t.path}: {t.flag} is the current directory or contains it; "
+                                   "name a file or a new directory")
+        for inp in real_inputs:
+            if _inside(inp, real) or _inside(real, inp):
+                what = "is" if inp == real else ("contains" if _inside(inp, real) else "lies inside")
+                raise UnsafeOutput(f"{t.path}: {t.flag} {what} the input {inp}")
+        for other in seen:
+            other_real = _real(other.path)
+            if _inside(real, other_real) or _inside(other_real, real):
+                raise UnsafeOutput(f"{t.path}: {t.flag} and {other.flag} {other.path} overlap")
+        _check_one(t, overwrite)
+        seen.append(t)
+
+
+def staging_path(target: str, mark: str = STAGING_MARK) -> str:
+    """A fresh hidden path beside ``target`` (same directory, so renames stay on one file system),
+    naming this process: ``.NAME.beambleu-tmp-PID-RANDOM``."""
+    sep = "/" if is_url(target) else os.sep
+    head, _, name = target.rstrip(sep).rpartition(sep)
+    return f"{head}{sep}.{name}{mark}{os.getpid()}-{uuid.uuid4().hex[:12]}"
+
+
+def remove_stale_staging(target: str) -> List[str]:
+    """Remove what a killed run (SIGKILL, power loss) left beside a local ``target``: staging
+    paths of beambleu processes that no longer exist. Returns the removed paths."""
+    if is_url(target):
+        return []
+    head, name = os.path.split(os.path.abspath(target))
+    try:
+        names = os.listdir(head)
+    except OSError:
+        return []
+    removed = []
+    for entry in names:
+        for mark in (STAGING_MARK, OLD_MARK):
+            prefix = f".{name}{mark}"
+            if entry.startswith(prefix):
+                pid = entry[len(prefix):].split("-", 1)[0]
+                if pid.isdigit() and not _alive(int(pid)):
+                    remove_tree(os.path.join(head, entry))
+                    removed.append(os.path.join(head, entry))
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def write_manifest(directory: str, parts: Sequence[str], meta: Optional[Dict] = None) -> None:
+    """Write the manifest listing every part (names relative to ``directory``), last."""
+    doc = {"written_by": "beambleu", **(meta or {}), "n_parts": len(parts), "parts": sorted(parts)}
+    data = (json.dumps(doc, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+    path = join(directory, MANIFEST)
+    if is_url(directory):
+        with _fs().create(path, compression_type="uncompressed") as fh:
+            fh.write(data)
+    else:
+        with open(path, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+
+
+def commit_file(staged: str, target: str) -> None:
+    """Move a complete staged file onto its target (which check_outputs allowed to be replaced)."""
+    if is_url(target):
+        fs = _fs()
+        if fs.exists(target):
+            fs.delete([target])
+        fs.rename([staged], [target])
+        return
+    os.replace(staged, target)
+
+
+def commit_dir(staged: str, target: str) -> None:
+    """Make a complete staged directory appear at ``target`` by one rename; an earlier beambleu
+    directory there is moved aside first and removed after."""
+    if is_url(target):  # object stores have no directories: copy parts, manifest last
+        fs = _fs()
+        names = _listing(staged)
+        old = _listing(target)
+        if old:
+            fs.delete([join(target, MANIFEST)])  # a reader sees no complete directory from here on
+            fs.delete([join(target, n) for n in old if n != MANIFEST])
+        parts = [n for n in names if n != MANIFEST]
+        if parts:
+            fs.rename([join(staged, n) for n in parts], [join(target, n) for n in parts])
+        fs.rename([join(staged, MANIFEST)], [join(target, MANIFEST)])
+        remove_tree(staged)
+        return
+    old = None
+    if os.path.lexists(target):
+        old = staging_path(target, OLD_MARK)
+        os.rename(target, old)
+    os.rename(staged, target)
+    if old:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def remove_tree(path: str) -> None:
+    """Remove a staging file or directory (best effort, never raises)."""
+    try:
+        if is_url(path):
+            fs = _fs()
+            names = _listing(path)
+            if names:
+                fs.delete([join(path, n) for n in names])
+            if fs.exists(path):
+                fs.delete([path])
+        elif os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        elif os.path.lexists(path):
+            os.remove(path)
+    except Exception:  # noqa: BLE001 - cleanup must not hide the error being reported
+        pass

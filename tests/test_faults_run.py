@@ -1,0 +1,342 @@
+"""Fault injection for `beambleu run`: outputs own their paths, all outputs or none, one line per error.
+
+Each test states the exit code, the one printed line and the exact set of files left on disk.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+import pytest
+
+pytest.importorskip("apache_beam")
+
+from .oracle import REPO, sacrebleu  # noqa: E402
+from .pipeline_helpers import load, run_cli  # noqa: E402
+
+SAMPLE = REPO / "examples" / "sample"
+SHARDS = str(SAMPLE / "shards" / "*.parquet")
+MANIFEST = "_beambleu_manifest.json"
+
+
+def tree(root: Path) -> dict:
+    """Every file below root (hidden ones too) with its bytes: the exact state on disk."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def error_line(err: str) -> str:
+    lines = [ln for ln in err.splitlines() if ln.startswith("beambleu: error:")]
+    assert len(lines) == 1, err
+    assert "Traceback" not in err, err
+    return lines[0]
+
+
+@pytest.fixture
+def user_files(tmp_path):
+    """A working folder with things a user owns."""
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("do not delete\n")
+    shutil.copytree(SAMPLE / "shards", tmp_path / "shards")
+    return tmp_path
+
+
+# ---------------------------------------------------------------- outputs refused before the job ---
+
+@pytest.mark.parametrize("flags,message", [
+    (["--output", "shards/alpha.parquet", "--overwrite"], "--output is the input"),
+    (["--sentence-output", "shards", "--overwrite"], "--sentence-output contains the input"),
+    (["--sentence-output", ".", "--overwrite"], "is the current directory or contains it"),
+    (["--sentence-output", "..", "--overwrite"], "is the current directory or contains it"),
+    (["--output", "mine", "--overwrite"], "--output is a directory"),
+    (["--sentence-output", "mine", "--overwrite"], "non-empty directory that beambleu did not write"),
+    (["--sentence-output", "mine/notes.txt", "--overwrite"], "exists and is not a directory"),
+    (["--output", "r.parquet", "--groups-output", "r.parquet"], "overlap"),
+    (["--output", "out/r.json", "--sentence-output", "out"], "overlap"),
+    (["--groups-output", "g.txt"], "must end in .parquet or .csv"),
+])
+def test_unsafe_outputs_are_refused_and_nothing_changes(user_files, monkeypatch, flags, message):
+    monkeypatch.chdir(user_files)
+    before = tree(user_files)
+    rc, out, err = run_cli("--input", "shards/*.parquet", *flags, "--progress", "off")
+    assert rc == 2, err
+    assert message in error_line(err)
+    assert "the job failed" not in err and out == ""
+    assert tree(user_files) == before
+
+
+def test_existing_output_needs_overwrite_and_overwrite_replaces_a_file(tmp_path):
+    (tmp_path / "r.json").write_text("old\n")
+    rc, _, err = run_cli("--input", SHARDS, "--output", tmp_path / "r.json", "--progress", "off")
+    assert rc == 2 and "--output exists (use --overwrite to replace it)" in error_line(err)
+    assert (tmp_path / "r.json").read_text() == "old\n"
+    rc, _, err = run_cli("--input", SHARDS, "--output", tmp_path / "r.json", "--overwrite", "--progress", "off")
+    assert rc == 0, err
+    assert load(tmp_path / "r.json")["inputs"]["pairs"] == 60
+    assert sorted(os.listdir(tmp_path)) == ["r.json"]
+
+
+def test_symlink_output_is_not_followed(tmp_path):
+    (tmp_path / "target.txt").write_text("precious\n")
+    (tmp_path / "r.json").symlink_to(tmp_path / "target.txt")
+    rc, _, err = run_cli("--input", SHARDS, "--output", tmp_path / "r.json", "--overwrite", "--progress", "off")
+    assert rc == 2 and "not a regular file" in error_line(err)
+    assert (tmp_path / "target.txt").read_text() == "precious\n"
+
+
+def test_sentence_output_manifest_and_no_stale_parts_on_overwrite(tmp_path):
+    big = tmp_path / "big.parquet"
+    small = tmp_path / "small.parquet"
+    table = pq.read_table(SAMPLE / "shards" / "alpha.parquet")
+    pq.write_table(table, big, row_group_size=5)  # 6 row groups -> 6 parts
+    pq.write_table(table.slice(0, 4), small)  # 1 part
+    out = tmp_path / "sent"
+    rc, _, err = run_cli("--input", big, "--sentence-output", out, "--batch-size", "5", "--progress", "off")
+    assert rc == 0, err
+    manifest = load(out / MANIFEST)
+    parts = sorted(p.name for p in out.iterdir() if p.name != MANIFEST)
+    assert manifest["written_by"] == "beambleu" and manifest["parts"] == parts and len(parts) == 6
+    assert sum(pq.read_metadata(out / p).num_rows for p in parts) == 30
+    rc, _, err = run_cli("--input", small, "--sentence-output", out, "--progress", "off")
+    assert rc == 2 and "exists (use --overwrite" in error_line(err)
+    rc, _, err = run_cli("--input", small, "--sentence-output", out, "--overwrite", "--progress", "off")
+    assert rc == 0, err
+    parts = sorted(p.name for p in out.iterdir() if p.name != MANIFEST)
+    assert len(parts) == 1 and load(out / MANIFEST)["parts"] == parts
+    assert pq.read_metadata(out / parts[0]).num_rows == 4
+    assert sorted(os.listdir(tmp_path)) == ["big.parquet", "sent", "small.parquet"]  # no staging left
+
+
+def test_overwrite_refuses_a_beambleu_directory_holding_user_files(tmp_path):
+    out = tmp_path / "sent"
+    assert run_cli("--input", SHARDS, "--sentence-output", out, "--progress", "off")[0] == 0
+    (out / "my-analysis.ipynb").write_text("{}")
+    before = tree(tmp_path)
+    rc, _, err = run_cli("--input", SHARDS, "--sentence-output", out, "--overwrite", "--progress", "off")
+    assert rc == 2 and "holds files beambleu did not write (my-analysis.ipynb)" in error_line(err)
+    assert tree(tmp_path) == before
+
+
+# ---------------------------------------------------------------- all outputs or none ---
+
+def test_failure_while_writing_the_group_table_leaves_nothing(tmp_path, monkeypatch):
+    from pipeline import outputs
+
+    def broken(table, path):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(outputs, "table_bytes", broken)
+    rc, out, err = run_cli("--input", SHARDS, "--group-by", "system", "--output", tmp_path / "r.json",
+                           "--groups-output", tmp_path / "g.parquet", "--sentence-output", tmp_path / "sent",
+                           "--progress", "off")
+    assert rc != 0 and "No space left on device" in error_line(err)
+    assert out == ""
+    assert os.listdir(tmp_path) == []  # neither the outputs nor their staging paths
+
+
+def test_stale_staging_of_a_killed_run_is_removed_by_the_next_run(tmp_path):
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    pid = int(dead.stdout)
+    (tmp_path / f".r.json.beambleu-tmp-{pid}-0123456789ab").write_text("")
+    (tmp_path / f".sent.beambleu-tmp-{pid}-0123456789ab").mkdir()
+    (tmp_path / f".sent.beambleu-tmp-{pid}-0123456789ab" / "part-x.parquet").write_text("")
+    (tmp_path / f".other.beambleu-tmp-{os.getpid()}-0123456789ab").write_text("")  # a live process's: kept
+    rc, _, err = run_cli("--input", SHARDS, "--output", tmp_path / "r.json", "--sentence-output", tmp_path / "sent",
+                         "--progress", "off")
+    assert rc == 0, err
+    assert sorted(os.listdir(tmp_path)) == [f".other.beambleu-tmp-{os.getpid()}-0123456789ab", "r.json", "sent"]
+
+
+@pytest.fixture(scope="module")
+def slow_input(tmp_path_factory):
+    """Shards big enough that a job with two worker processes runs for a few seconds."""
+    d = tmp_path_factory.mktemp("slow")
+    rng = random.Random(7)
+    words = [f"w{i}" for i in range(500)]
+    n = 150_000
+    cands = [" ".join(rng.choices(words, k=20)) for _ in range(2000)]
+    refs = [" ".join(rng.choices(words, k=20)) for _ in range(2000)]
+    for s in range(4):
+        pq.write_table(pa.table({
+            "candidate": [cands[i % 2000] for i in range(n // 4)],
+            "references": [[refs[(i * 7) % 2000]] for i in range(n // 4)],
+            "system": [f"s{i % 3}" for i in range(n // 4)],
+        }), d / f"part-{s}.parquet", row_group_size=5000)
+    return str(d / "*.parquet")
+
+
+def _start_run(tmp_path, slow_input, *extra):
+    cmd = [sys.executable, "-m", "pipeline.cli", "run", "--input", slow_input, "--group-by", "system",
+           "--output", str(tmp_path / "out" / "r.json"), "--groups-output", str(tmp_path / "out" / "g.csv"),
+           "--sentence-output", str(tmp_path / "out" / "sent"), "--progress", "on",
+           "--direct_num_workers=2", "--direct_running_mode=multi_processing", *extra]
+    (tmp_path / "out").mkdir(exist_ok=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
+    lines = []
+    planned = threading.Event()
+
+    def pump():
+        for raw in proc.stderr:
+            lines.append(raw.decode("utf-8", "replace"))
+            if " row groups; planning took " in lines[-1]:
+                planned.set()
+        planned.set()
+
+    t = threading.Thread(target=pump, daemon=True)
+    t.start()
+    assert planned.wait(60), "the job did not start"
+    return proc, lines, t
+
+
+def _descendants_alive(pid_list):
+    return [p for p in pid_list if os.path.exists(f"/proc/{p}")]
+
+
+@pytest.mark.parametrize("signum,code,delay", [
+    (signal.SIGINT, 130, 0.0), (signal.SIGINT, 130, 2.0), (signal.SIGTERM, 143, 1.0),
+])
+def test_interrupt_exits_promptly_and_leaves_nothing(tmp_path, slow_input, signum, code, delay):
+    proc, lines, pump = _start_run(tmp_path, slow_input)
+    time.sleep(delay)
+    children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
+    sent = time.monotonic()
+    proc.send_signal(signum)
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        pytest.fail("beambleu run did not exit after the signal")
+    pump.join(5)
+    assert time.monotonic() - sent < 10
+    if proc.returncode == 0:  # the job won the race: then everything is there
+        assert sorted(os.listdir(tmp_path / "out")) == ["g.csv", "r.json", "sent"]
+    else:
+        assert proc.returncode == code, "".join(lines)
+        said = [ln for ln in lines if "interrupted" in ln]
+        assert said == [f"beambleu: interrupted by {signal.Signals(signum).name}; nothing was written\n"], lines
+        assert os.listdir(tmp_path / "out") == []
+        assert "Traceback" not in "".join(lines)
+    time.sleep(0.5)
+    assert _descendants_alive(children) == [] or all(
+        "sdk_worker" not in Path(f"/proc/{p}/cmdline").read_text(errors="replace") for p in _descendants_alive(children))
+    # a rerun works without --overwrite after an interruption, and with it
+    rerun = ["--input", slow_input, "--group-by", "system", "--output", tmp_path / "out" / "r.json",
+             "--progress", "off"]
+    if proc.returncode != 0:
+        rc, _, err = run_cli(*rerun)
+        assert rc == 0, err
+    rc, _, err = run_cli(*rerun, "--overwrite")
+    assert rc == 0, err
+
+
+@pytest.mark.parametrize("delay", [0.0, 1.0, 2.5, 4.0])
+def test_sigkill_at_any_point_leaves_all_outputs_or_none_and_a_rerun_cleans_up(tmp_path, slow_input, delay):
+    proc, lines, pump = _start_run(tmp_path, slow_input)
+    time.sleep(delay)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=20)
+    for child in subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True, text=True).stdout.split():
+        os.kill(int(child), signal.SIGKILL)  # what a killed driver's workers would get from the system
+    visible = sorted(n for n in os.listdir(tmp_path / "out") if not n.startswith("."))
+    assert visible in ([], ["g.csv", "r.json", "sent"]), visible
+    if visible:
+        assert load(tmp_path / "out" / "sent" / MANIFEST)["written_by"] == "beambleu"
+    rc, _, err = run_cli("--input", slow_input, "--group-by", "system", "--output", tmp_path / "out" / "r.json",
+                         "--groups-output", tmp_path / "out" / "g.csv", "--sentence-output",
+                         tmp_path / "out" / "sent", "--progress", "off", *(["--overwrite"] if visible else []))
+    assert rc == 0, err
+    assert sorted(os.listdir(tmp_path / "out")) == ["g.csv", "r.json", "sent"]  # hidden leftovers removed
+
+
+def test_disk_full_leaves_nothing(tmp_path):
+    if os.geteuid() != 0 or not shutil.which("mount"):
+        pytest.skip("needs root to mount a small tmpfs")
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8k", "tmpfs", str(mnt)]).returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        rc, out, err = run_cli("--input", SHARDS, "--group-by", "system", "--output", mnt / "r.json",
+                               "--sentence-output", mnt / "sent", "--groups-output", mnt / "g.parquet",
+                               "--progress", "off")
+        assert rc == 1, err
+        assert "No space left on device" in error_line(err)
+        assert out == "" and os.listdir(mnt) == []
+        (mnt / "filler").write_bytes(b"")  # the file system is usable again: nothing was left behind
+    finally:
+        subprocess.run(["umount", str(mnt)])
+
+
+# ---------------------------------------------------------------- CSV, stdout, usage ---
+
+def test_groups_csv_round_trips_to_the_parquet_table(tmp_path):
+    keys = ["plain", "", None, "com,ma", 'quo"te', "line\nbreak", "cr\rhere", "ünïcode ✓", "  spaced  ", "null"]
+    rows = {"candidate": [], "references": [], "k": [], "n": []}
+    for i, key in enumerate(keys):
+        for j in range(2):
+            rows["candidate"].append(f"the cat {i} sat {j}")
+            rows["references"].append([f"the cat {i} sat on the mat"])
+            rows["k"].append(key)
+            rows["n"].append(None if i % 3 == 0 else i - 5)
+    pq.write_table(pa.table(rows), tmp_path / "in.parquet")
+    common = ["--input", tmp_path / "in.parquet", "--group-by", "k", "--group-by", "k,n", "--progress", "off"]
+    assert run_cli(*common, "--groups-output", tmp_path / "g.parquet")[0] == 0
+    rc, _, err = run_cli(*common, "--groups-output", tmp_path / "g.csv")
+    assert rc == 0, err
+    expected = pq.read_table(tmp_path / "g.parquet")
+    got = pacsv.read_csv(tmp_path / "g.csv", convert_options=pacsv.ConvertOptions(
+        column_types=expected.schema, strings_can_be_null=True, quoted_strings_can_be_null=False))
+    assert got.equals(expected.select(got.column_names)) and got.column_names == expected.column_names
+    keys_written = [k for k, g in zip(got.column("k").to_pylist(), got.column("group_by").to_pylist()) if g == "k"]
+    assert sorted(keys_written, key=lambda v: (v is not None, v or "")) == \
+        sorted(keys, key=lambda v: (v is not None, v or ""))
+
+
+def test_run_prints_the_scores_as_sacrebleu_does(tmp_path):
+    hyps = (SAMPLE / "sys.alpha.txt").read_text().splitlines() + (SAMPLE / "sys.beta.txt").read_text().splitlines()
+    refs = [(SAMPLE / f"ref.{r}.txt").read_text().splitlines() * 2 for r in "AB"]
+    metric = sacrebleu.BLEU()
+    theirs = metric.corpus_score(hyps, refs)
+    rc, out, err = run_cli("--input", SHARDS, "--group-by", "system", "--output", tmp_path / "r.json",
+                           "--progress", "off")
+    assert rc == 0, err
+    lines = out.splitlines()
+    sig = str(metric.get_signature())  # nrefs:2|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0
+    head, _, rest = lines[0].partition(" = ")
+    assert head.startswith("BLEU|" + sig.split("version:")[0] + "version:beambleu-")
+    assert rest == theirs.format(width=1).partition(" = ")[2]
+    alpha = sacrebleu.corpus_bleu((SAMPLE / "sys.alpha.txt").read_text().splitlines(),
+                                  [(SAMPLE / f"ref.{r}.txt").read_text().splitlines() for r in "AB"])
+    assert lines[1] == "system=alpha: BLEU = " + alpha.format(width=1).partition(" = ")[2]
+    assert len(lines) == 3 and lines[2].startswith("system=beta: BLEU = ")
+
+
+def test_progress_line_does_not_read_as_skipped_data(tmp_path):
+    rc, _, err = run_cli("--input", SHARDS, "--output", tmp_path / "r.json", "--progress", "on")
+    assert rc == 0, err
+    progress = [ln for ln in err.splitlines() if ln.startswith("beambleu: progress:")]
+    assert progress and all(" pairs of " not in ln for ln in progress)
+    assert progress[0].endswith("the input has 60 pairs in all")
+
+
+@pytest.mark.parametrize("flags,message", [
+    ([], "--input is required"),
+    (["--input", SHARDS], "nothing to write"),
+    (["--input", SHARDS, "--output", "x.json", "--batch-size", "0"], "--batch-size must be at least 1"),
+    (["--input", SHARDS, "--output", "x.json", "--no-such-flag"], "unknown option(s): --no-such-flag"),
+])
+def test_usage_errors_exit_2_with_one_line(tmp_path, monkeypatch, flags, message):
+    monkeypatch.chdir(tmp_path)
+    rc, out, err = run_cli(*flags)
+    assert rc == 2 and message in error_line(err) and out == ""
+    assert os.listdir(tmp_path) == []
