@@ -359,7 +359,7 @@ def test_pipeline_wide_format_paired_and_confidence(tmp_path):
 ])
 def test_pipeline_bootstrap_usage_errors(tmp_path, args, message):
     rc, _, err = run_cli("--input", SAMPLE / "shards" / "*.parquet", "--output", tmp_path / "r.json", *args)
-    assert rc == 1 and message in err, err
+    assert rc == 2 and message in err, err
     assert not (tmp_path / "r.json").exists()
 
 

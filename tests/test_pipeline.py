@@ -1,6 +1,7 @@
 """The Beam pipeline: results equal sacrebleu / corpus_bleu on the same rows, on every runner here."""
 
 import json
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -261,7 +262,7 @@ def test_unknown_tokenizer_smoothing_and_option(tmp_path):
     rc, _, err = run_cli("--input", glob, "--output", tmp_path / "o.json", "-s", "linear")
     assert rc == 2 and "invalid choice: 'linear'" in err
     rc, msg = _bad(tmp_path, "--input", glob, "--no-such-flag")
-    assert rc == 1 and msg.startswith("unknown option(s): --no-such-flag")
+    assert rc == 2 and msg.startswith("unknown option(s): --no-such-flag")
 
 
 def test_output_exists(tmp_path):
@@ -269,7 +270,7 @@ def test_output_exists(tmp_path):
     out = tmp_path / "r.json"
     out.write_text("old")
     rc, _, err = run_cli("--input", glob, "--output", out)
-    assert rc == 1 and err.strip() == f"beambleu: error: {out}: --output exists (use --overwrite to replace it)"
+    assert rc == 2 and err.strip() == f"beambleu: error: {out}: --output exists (use --overwrite to replace it)"
     assert out.read_text() == "old"
     rc, _, err = run_cli("--input", glob, "--output", out, "--overwrite")
     assert rc == 0 and json.loads(out.read_text())["corpus"]["n_pairs"] == 2
@@ -286,28 +287,24 @@ def test_bundled_shards_match_the_sample_text():
         assert t["references"] == refs and set(t["system"]) == {system}
 
 
-def test_final_step_is_safe_to_retry(tmp_path):
-    """A runner re-runs the final step when its worker dies after writing: the same bytes are
-    accepted, different bytes still refused, moved sentence parts are not moved twice."""
-    from pipeline.outputs import OutputConfig, move_sentence_parts, write_atomic
+def test_commit_is_safe_to_retry_and_never_commits_an_unwritten_output(tmp_path):
+    """A runner re-runs the final step when its worker dies after committing (with --detach the
+    job commits itself): outputs whose staging paths are gone were committed and stay as they
+    are; an output the job never wrote (an empty staging file, a directory without manifest) is
+    never committed."""
+    from pipeline import ownership
+    from pipeline.outputs import OutputConfig, commit, prepare_staging
 
-    out = str(tmp_path / "r.json")
-    write_atomic(out, b'{"a": 1}\n', overwrite=False)
-    write_atomic(out, b'{"a": 1}\n', overwrite=False)  # the retry
-    with pytest.raises(FileExistsError):
-        write_atomic(out, b'{"a": 2}\n', overwrite=False)
-    assert open(out, "rb").read() == b'{"a": 1}\n'
-    assert [p.name for p in tmp_path.iterdir()] == ["r.json"]  # no temp files left
-
-    tmp, dest = tmp_path / "parts.tmp", tmp_path / "sentences"
-    tmp.mkdir()
-    parts = []
-    for name in ("a.parquet", "b.parquet"):
-        (tmp / name).write_bytes(name.encode())
-        parts.append(str(tmp / name))
-    for overwrite in (False, True):  # a second attempt keeps the moved parts, whatever --overwrite says
-        cfg = OutputConfig(None, None, str(dest), str(tmp), overwrite)
-        assert move_sentence_parts(parts, cfg) == 2
-        assert sorted(p.name for p in dest.iterdir()) == ["a.parquet", "b.parquet"]
-        assert (dest / "a.parquet").read_bytes() == b"a.parquet"
-    assert not tmp.exists()
+    cfg = OutputConfig.staged(str(tmp_path / "r.json"), None, str(tmp_path / "sent"), commit_in_job=True)
+    prepare_staging(cfg)
+    with pytest.raises(RuntimeError, match="the job ended without writing"):
+        commit(cfg)
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".")) == []
+    (Path(cfg.sentence_tmp) / "part-a.parquet").write_bytes(b"a")
+    ownership.write_manifest(cfg.sentence_tmp, ["part-a.parquet"])
+    Path(cfg.output_tmp).write_bytes(b'{"a": 1}\n')
+    assert commit(cfg) == [cfg.sentence_output, cfg.output]
+    assert commit(cfg) == [cfg.sentence_output, cfg.output]  # the retry: nothing moved twice
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json", "sent"]
+    assert (tmp_path / "r.json").read_bytes() == b'{"a": 1}\n'
+    assert sorted(p.name for p in (tmp_path / "sent").iterdir()) == [ownership.MANIFEST, "part-a.parquet"]
