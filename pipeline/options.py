@@ -64,7 +64,10 @@ class BeamBleuOptions(PipelineOptions):
                        help="a grouping set (repeatable): scores per distinct value tuple; nulls are a group")
         g.add_argument("--output", metavar="PATH", help="the result JSON (written atomically)")
         g.add_argument("--groups-output", metavar="PATH", default=None,
-                       help="the group table as .parquet or .csv")
+                       help="the group table as .parquet or .csv (every group of every grouping set)")
+        g.add_argument("--json-groups-limit", type=int, default=10_000, metavar="N",
+                       help="with --groups-output, a grouping set of more than N groups is left to the table and "
+                            "only counted in the --output JSON (default: %(default)s)")
         g.add_argument("--sentence-output", metavar="DIR", default=None,
                        help="per-pair Parquet: row identity, statistics, sentence BLEU (effective order on)")
         g.add_argument("--overwrite", action="store_true", help="replace existing outputs")

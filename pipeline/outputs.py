@@ -37,14 +37,17 @@ class OutputConfig:
     #: the final step commits (nobody waits for the job, e.g. --detach); else the driver does,
     #: after the job succeeded, where it can hold off SIGINT/SIGTERM for the renames
     commit_in_job: bool = False
+    #: with a group table, grouping sets of more groups stay out of the JSON document
+    json_groups_limit: Optional[int] = None
 
     @classmethod
-    def staged(cls, output=None, groups_output=None, sentence_output=None, commit_in_job=False) -> "OutputConfig":
+    def staged(cls, output=None, groups_output=None, sentence_output=None, commit_in_job=False,
+               json_groups_limit=None) -> "OutputConfig":
         def tmp(path):
             return ownership.staging_path(path) if path else None
 
         return cls(output, groups_output, sentence_output, tmp(output), tmp(groups_output), tmp(sentence_output),
-                   commit_in_job)
+                   commit_in_job, json_groups_limit)
 
     def pairs(self):
         """(staged, target, kind) in commit order: the per-pair directory first, the JSON last."""
@@ -180,6 +183,24 @@ def commit(cfg: OutputConfig) -> List[str]:
     return written
 
 
+def grouping_sets(groups: List[Dict], spec: InputSpec, cfg: OutputConfig) -> List[Dict]:
+    """Per grouping set: how many groups, and whether the JSON document lists them (all of them
+    are in the group table; with a table, a set of more than ``json_groups_limit`` groups is left
+    to it)."""
+    counts: Dict[tuple, int] = {}
+    for g in groups:
+        counts[tuple(g["group_by"])] = counts.get(tuple(g["group_by"]), 0) + 1
+    limit = cfg.json_groups_limit if cfg.groups_output else None
+    out = []
+    for gs in spec.group_by:
+        n = counts.get(tuple(gs), 0)
+        entry = {"group_by": list(gs), "groups": n, "in_document": limit is None or n <= limit}
+        if not entry["in_document"]:
+            entry["see"] = cfg.groups_output
+        out.append(entry)
+    return out
+
+
 def prepare_staging(cfg: OutputConfig) -> None:
     """On the driver, before the job: create every staging path (an empty file, or the per-pair
     directory). The final step writes only outputs whose staging path is there, so a retry of
@@ -213,8 +234,12 @@ class Finalize:
                 "signature": corpus["signature"],
                 "corpus": corpus,
                 "groups": groups,
+                "grouping_sets": grouping_sets(groups, self.spec, cfg),
                 "inputs": {**self.inputs, "pairs": corpus["n_pairs"]},
             }
+            left = {tuple(gs["group_by"]) for gs in document["grouping_sets"] if not gs["in_document"]}
+            if left:
+                document["groups"] = [g for g in groups if tuple(g["group_by"]) not in left]
             if self.sig is not None and self.sig.n_boot:
                 document["bootstrap"] = {"n": self.sig.n_boot, "seed": self.sig.seed, "method": "poisson",
                                          "paired": self.sig.paired, "baseline": self.sig.baseline,
@@ -285,4 +310,7 @@ def summary_lines(cfg: OutputConfig) -> List[str]:
         lines.append(f"... and {more:,} more groups in {where}")
     elif not cfg.output and cfg.groups_output:
         lines.append(f"group scores: {cfg.groups_output}")
+    for gs in doc.get("grouping_sets", []) if cfg.output else []:
+        if not gs["in_document"]:
+            lines.append(f"{','.join(gs['group_by'])}: {gs['groups']:,} groups in {gs['see']}")
     return lines

@@ -53,6 +53,8 @@ def check_args(args) -> None:
         raise UsageError("give either --candidate-column or --candidate-columns, not both")
     if args.batch_size < 1:
         raise UsageError("--batch-size must be at least 1")
+    if args.json_groups_limit < 0:
+        raise UsageError("--json-groups-limit must be at least 0")
     if args.paired_bs:
         if not args.baseline:
             raise UsageError("--paired-bs needs --baseline SYSTEM")
@@ -141,7 +143,7 @@ def run(args, beam_argv: List[str]) -> int:
         raise UsageError("--dry_run is only supported with --runner DataflowRunner")
     out_cfg = OutputConfig.staged(*(absolute(p) if p else None
                                     for p in (args.output, args.groups_output, args.sentence_output)),
-                                  commit_in_job=args.detach)
+                                  commit_in_job=args.detach, json_groups_limit=args.json_groups_limit)
     guard = _SignalGuard(out_cfg)
     with guard:
         return _run_job(args, beam_argv, spec, bleu, sig, opts, runner_obj, out_cfg, dry_run, guard)

@@ -340,3 +340,22 @@ def test_usage_errors_exit_2_with_one_line(tmp_path, monkeypatch, flags, message
     rc, out, err = run_cli(*flags)
     assert rc == 2 and message in error_line(err) and out == ""
     assert os.listdir(tmp_path) == []
+
+
+def test_large_grouping_sets_are_left_to_the_group_table(tmp_path):
+    rc, out, err = run_cli("--input", SHARDS, "--group-by", "system", "--group-by", "line", "--json-groups-limit", "5",
+                           "--output", tmp_path / "r.json", "--groups-output", tmp_path / "g.parquet",
+                           "--progress", "off")
+    assert rc == 0, err
+    doc = load(tmp_path / "r.json")
+    assert doc["grouping_sets"] == [
+        {"group_by": ["system"], "groups": 2, "in_document": True},
+        {"group_by": ["line"], "groups": 30, "in_document": False, "see": str(tmp_path / "g.parquet")}]
+    assert [g["key"] for g in doc["groups"]] == [{"system": "alpha"}, {"system": "beta"}]
+    table = pq.read_table(tmp_path / "g.parquet")
+    assert table.column("group_by").to_pylist().count("line") == 30
+    assert out.splitlines()[-1] == f"line: 30 groups in {tmp_path / 'g.parquet'}"
+    # without a group table every group stays in the document
+    rc, _, err = run_cli("--input", SHARDS, "--group-by", "line", "--json-groups-limit", "5",
+                         "--output", tmp_path / "r2.json", "--progress", "off")
+    assert rc == 0 and len(load(tmp_path / "r2.json")["groups"]) == 30
