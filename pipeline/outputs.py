@@ -173,7 +173,7 @@ def commit(cfg: OutputConfig) -> List[str]:
                 continue
             raise RuntimeError(f"{staged}: staged output disappeared before it was committed to {target}")
         if kind == "dir" and ownership.read_manifest(staged) is None or \
-                kind == "file" and FileSystems.match([staged])[0].metadata_list[0].size_in_bytes == 0:
+                kind == "file" and _unwritten(staged):
             raise RuntimeError(f"the job ended without writing {target}")  # e.g. a runner dropped the last step
         if kind == "dir":
             ownership.commit_dir(staged, target)
@@ -201,9 +201,21 @@ def grouping_sets(groups: List[Dict], spec: InputSpec, cfg: OutputConfig) -> Lis
     return out
 
 
+#: what a staged file holds until the final step writes it (object stores cannot store an
+#: empty object through Beam's multipart upload, so the placeholder has content)
+PLACEHOLDER = b"beambleu: staged output, not written yet\n"
+
+
+def _unwritten(path: str) -> bool:
+    from apache_beam.io.filesystems import FileSystems
+
+    size = FileSystems.match([path])[0].metadata_list[0].size_in_bytes
+    return size == len(PLACEHOLDER) and _read(path) == PLACEHOLDER
+
+
 def prepare_staging(cfg: OutputConfig) -> None:
-    """On the driver, before the job: create every staging path (an empty file, or the per-pair
-    directory). The final step writes only outputs whose staging path is there, so a retry of
+    """On the driver, before the job: create every staging path (a placeholder file, or the
+    per-pair directory). The final step writes only outputs whose staging path is there, so a retry of
     that step after a worker died never rewrites an output an earlier attempt committed."""
     from apache_beam.io.filesystems import FileSystems
 
@@ -211,7 +223,7 @@ def prepare_staging(cfg: OutputConfig) -> None:
         if kind == "dir":
             FileSystems.mkdirs(staged)
         else:
-            _write(staged, b"")
+            _write(staged, PLACEHOLDER)
 
 
 class Finalize:
@@ -262,13 +274,13 @@ class Finalize:
 
 
 def _reset_staged(cfg: OutputConfig) -> None:
-    """After a failure of the final step: empty the staged files again (freeing their space; a
-    retry writes them anew, and the driver removes them when the job fails)."""
+    """After a failure of the final step: put the placeholders back (freeing the space; a retry
+    writes them anew, and the driver removes them when the job fails)."""
     for staged, _, kind in cfg.pairs():
         if kind == "file":
             try:
                 if exists(staged):
-                    _write(staged, b"")
+                    _write(staged, PLACEHOLDER)
             except Exception:  # noqa: BLE001 - the original error is the one to report
                 pass
 
