@@ -1,18 +1,111 @@
-"""The README's examples and the library's docstring examples run as written."""
+"""The README runs as written: its Python snippets, every command of its ```sh blocks, and the library's
+docstring examples.
+
+The commands run one by one, in README order, each in its own shell, in a copy of the project folder (the
+project's files plus the compiled kernel), with this environment's ``bin`` first on ``PATH`` so that
+``beambleu`` and ``python3`` are the installed ones: that is the project folder of a user who has run the
+README's first commands. How a ```sh block is read:
+
+- a line ending in ``\\`` continues on the next one; ``# ...`` after a command is a comment;
+- comment lines right after a command are what it prints on stdout (``# `` + the line, ``#`` alone for an
+  empty line); other comment lines are comments;
+- a ```text block after an ``<!-- ...-output -->`` marker that follows the ```sh block is what the block's
+  last command prints;
+- ``...`` in shown output stands for any text (doctest's ELLIPSIS).
+"""
+
+from __future__ import annotations
 
 import doctest
+import os
 import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, List, Optional
+
+import pytest
 
 import bleu_core
 import bleu_core.stats
 import bleu_core.tokenizers
 
-from .oracle import REPO
+from .test_packaging import REPO, project_files
+
+README = (REPO / "README.md").read_text(encoding="utf-8")
+
+# Commands that cannot run here, with the reason. Lines with `pip install` are skipped too (the tests run in
+# the environment those lines make), so the README gives them a line of their own.
+SKIP = {
+    "python3 -m venv .venv && . .venv/bin/activate":
+        "makes and enters the environment this test runs in",
+    'python3 -m venv .venv && . .venv/bin/activate && pip install -e ".[test,beam,dask,aws,gcp,plot,ja,ko]" && pytest':
+        "the test suite itself (.ci/run runs it in a fresh environment)",
+    "deploy/dask/start-local-cluster.sh 2 8786 &":
+        "starts a dask cluster on the fixed port 8786 of a shared machine (tests/test_engines.py runs the "
+        "sample on a dask cluster on a free port)",
+    "beambleu run --input 'examples/sample/shards/*.parquet' --group-by system --output result.json "
+    "--overwrite --runner dask --dask_client_address tcp://127.0.0.1:8786":
+        "needs the dask cluster of the command before",
+    "beambleu run --input 's3://bucket/pairs/*.parquet' --output s3://bucket/results/bleu.json "
+    "--s3_endpoint_url http://127.0.0.1:9000":
+        "needs an S3 server with that bucket on 127.0.0.1:9000 (tests/test_object_storage.py runs the "
+        "same on moto's server)",
+}
+
+
+@dataclass
+class Command:
+    line: str  # continuations joined, trailing comment removed
+    shown: Optional[List[str]] = None  # the output the README shows, line by line
+    skip: Optional[str] = None  # why it is not run here
+
+
+def strip_comment(line: str) -> str:
+    """``line`` without a shell comment (``#`` starting a word outside quotes)."""
+    quote = None
+    for i, ch in enumerate(line):
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#" and (i == 0 or line[i - 1].isspace()):
+            return line[:i].rstrip()
+    return line
+
+
+def readme_commands(text: str) -> List[Command]:
+    commands: List[Command] = []
+    for block in re.finditer(r"```sh\n(.*?)```(?:\s*<!-- [\w-]*output -->\n```text\n(.*?)```)?", text, re.S):
+        lines, last = block.group(1).splitlines(), None
+        while lines:
+            line = lines.pop(0)
+            if line.startswith("#"):
+                if last is not None and (line == "#" or line.startswith("# ")):
+                    last.shown = (last.shown or []) + [line[2:]]
+                continue
+            if not line.strip():
+                last = None
+                continue
+            while line.endswith("\\"):
+                line = line[:-1].rstrip() + " " + lines.pop(0).strip()
+            last = Command(strip_comment(line.strip()))
+            last.skip = SKIP.get(last.line) or ("installs into the environment this test runs in"
+                                                if "pip install " in last.line else None)
+            commands.append(last)
+        if block.group(2) is not None:
+            assert last is not None and last.shown is None, "an output block after a block without a command"
+            last.shown = block.group(2).splitlines()
+    return commands
+
+
+COMMANDS = readme_commands(README)
 
 
 def test_readme_examples():
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    blocks = re.findall(r"```python\n(.*?)```", README, flags=re.S)
     assert blocks
     globs, runner, parser = {}, doctest.DocTestRunner(optionflags=doctest.ELLIPSIS), doctest.DocTestParser()
     for i, block in enumerate(blocks):  # one namespace: later blocks use earlier names
@@ -27,3 +120,58 @@ def test_docstring_examples():
     for module in (bleu_core, bleu_core.stats, bleu_core.tokenizers):
         result = doctest.testmod(module)
         assert result.failed == 0
+
+
+def test_the_skip_list_names_readme_commands_only():
+    assert sorted(set(SKIP) - {c.line for c in COMMANDS}) == []
+
+
+@pytest.fixture(scope="module")
+def readme_runs(tmp_path_factory) -> Dict[int, subprocess.CompletedProcess]:
+    """Every command that is not skipped, run in README order in one copy of the project folder."""
+    folder = tmp_path_factory.mktemp("project")
+    for name in project_files():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO / name, folder / name)
+    for kernel in (REPO / "bleu_core").glob("_kernel*.so"):
+        shutil.copy2(kernel, folder / "bleu_core" / kernel.name)
+    env = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
+    runs = {}
+    for i, command in enumerate(COMMANDS):
+        if command.skip is None:
+            try:
+                runs[i] = subprocess.run(["bash", "-c", command.line], cwd=folder, env=env, capture_output=True,
+                                         encoding="utf-8", timeout=600)
+            except subprocess.TimeoutExpired as exc:
+                runs[i] = subprocess.CompletedProcess(exc.cmd, -1, "", f"timed out after {exc.timeout} s")
+    return runs
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("i", [pytest.param(i, id=c.line[:80], marks=[pytest.mark.skip(reason=c.skip)] * bool(c.skip))
+                               for i, c in enumerate(COMMANDS)])
+def test_readme_command(i, readme_runs):
+    command, proc = COMMANDS[i], readme_runs[i]
+    assert proc.returncode == 0, f"{command.line}\nexit code {proc.returncode}\n{proc.stderr[-3000:]}"
+    if command.shown is not None:
+        want = "".join(line + "\n" for line in command.shown)
+        checker = doctest.OutputChecker()
+        assert checker.check_output(want, proc.stdout, doctest.ELLIPSIS), checker.output_difference(
+            doctest.Example(command.line, want), proc.stdout, doctest.ELLIPSIS)
+
+
+def test_python_in_a_source_folder_without_the_kernel_is_told_what_to_do(tmp_path):
+    """After a non-editable install, Python started in the project folder imports the source `bleu_core/`,
+    which has no compiled kernel: the error says so and what to do (a reinstall would not help)."""
+    for name in project_files():
+        if name == "setup.py" or name.startswith("bleu_core/"):
+            (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, tmp_path / name)
+    # without the editable install's finder, as after `pip install .`: only the folder provides bleu_core._kernel
+    code = ("import sys; sys.meta_path[:] = [f for f in sys.meta_path if not "
+            "getattr(f, '__module__', '').startswith('__editable__')]; "
+            "from bleu_core import corpus_bleu; corpus_bleu(['a'], [['a']])")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1
+    message = proc.stderr.strip().splitlines()[-1]
+    assert f"source folder {tmp_path / 'bleu_core'}" in message and "pip install -e ." in message, message
