@@ -92,10 +92,15 @@ def build(size: int, nrefs: int, workdir: Path, corpora: Optional[Path] = DEFAUL
     return path, source
 
 
-def add_corpus_arguments(ap) -> None:
-    """--workdir and --corpora, shared by every benchmark."""
+def add_workdir_argument(ap) -> None:
+    """--workdir, shared by every benchmark."""
     ap.add_argument("--workdir", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "beambleu-bench",
                     help="where benchmark corpora are written and reused")
+
+
+def add_corpus_arguments(ap) -> None:
+    """--workdir and --corpora, shared by every benchmark over the corpus."""
+    add_workdir_argument(ap)
     ap.add_argument("--corpora", type=Path, default=DEFAULT_CORPORA,
                     help="the shared corpora (a synthetic corpus is used when absent)")
 
