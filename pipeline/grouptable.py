@@ -1,0 +1,558 @@
+"""Group tables: many groups' accumulators in one compact block, summed exactly (numpy + pyarrow, and
+one CombineFn).
+
+A :class:`GroupTable` holds the DISTINCT keys of one grouping set (an Arrow table: the set's key
+columns, in order) and their accumulators (``int64[n, width]``, the layout of
+:mod:`pipeline.accumulate`: everything adds but the last two entries, ``nrefs_min``/``nrefs_max``, which
+take min/max). A batch of rows becomes a few such blocks (one per shard, see :func:`shard_of`) instead
+of one Python element per group, and :class:`GroupTableCombineFn` sums blocks with bounded pending
+memory.
+
+Key columns are normalised once: dictionaries are decoded, strings become ``large_string``, signed
+integers and unsigned ones up to 32 bits ``int64``, ``uint64`` stays ``uint64``, an all-null column of
+type ``null`` stays ``null``. Blocks whose column types differ are unified when merged (``null`` takes
+the other type; ``int64`` with ``uint64`` gives ``int64`` if every value fits, else ``uint64`` if none
+is negative, else ``TypeError``; a string with an integer is a ``TypeError``).
+
+**Canonical order**: rows sorted by the key columns lexicographically, each column with nulls first,
+then by value (integers by their numeric value, strings by their UTF-8 bytes, which is Python's
+``str`` order). Every table's rows are distinct and in this order, so a merge gives the same table
+whatever the order and grouping of its inputs; :func:`canonical_sort_key` is the same order for a
+Python key tuple.
+
+Sums are checked: all additive entries are non-negative, each addition is one pair of them, so a
+negative result is an overflow and raises ``OverflowError``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+
+import apache_beam as beam
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from . import accumulate
+
+INT64_MAX = accumulate.INT64_MAX
+ACC_COLUMN = "__acc__"  # the accumulator column of a Parquet part (always the last column)
+_CHUNK = 1 << 16  # rows per vectorised step where a step allocates per-row temporaries
+
+Columns = Union[pa.Table, Sequence[Union[pa.Array, pa.ChunkedArray]]]
+
+
+# -- key columns -----------------------------------------------------------------------------------
+
+def key_column(col: Union[pa.Array, pa.ChunkedArray]) -> pa.Array:
+    """One key column in its normalised type (see the module doc), as a single-chunk array."""
+    t = col.type
+    if pa.types.is_dictionary(t):
+        col = col.cast(t.value_type)
+        t = t.value_type
+    if pa.types.is_string(t):
+        col = col.cast(pa.large_string())
+    elif pa.types.is_integer(t) and t != pa.uint64() and t != pa.int64():
+        col = col.cast(pa.int64())
+    elif not (pa.types.is_large_string(t) or t in (pa.int64(), pa.uint64()) or pa.types.is_null(t)):
+        raise TypeError(f"a group key column must be {accumulate.GROUP_KEY_TYPES}, found {t}")
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+    return col
+
+
+def _key_table(keys: Columns, names: Optional[Sequence[str]] = None) -> pa.Table:
+    if isinstance(keys, pa.Table):
+        names, keys = keys.column_names, keys.columns
+    if names is None:
+        names = [str(i) for i in range(len(keys))]
+    if not keys:
+        raise ValueError("a group table needs at least one key column")
+    return pa.table([key_column(c) for c in keys], names=list(names))
+
+
+def _valid(col: pa.Array) -> np.ndarray:
+    if col.null_count == 0:
+        return np.ones(len(col), dtype=bool)
+    return np.asarray(col.is_valid())
+
+
+def _column_compare(a: pa.Array, b: pa.Array) -> Tuple[np.ndarray, np.ndarray]:
+    """Row-wise (a < b, a == b) in canonical order (nulls first); a and b of one normalised type."""
+    va, vb = _valid(a), _valid(b)
+    both = va & vb
+    if pa.types.is_null(a.type):
+        lt, eq = np.zeros(len(a), dtype=bool), np.zeros(len(a), dtype=bool)
+    elif pa.types.is_large_string(a.type):
+        lt = np.asarray(pc.less(a, b).fill_null(False))
+        eq = np.asarray(pc.equal(a, b).fill_null(False))
+    else:
+        x, y = np.asarray(a.fill_null(0)), np.asarray(b.fill_null(0))
+        lt, eq = x < y, x == y
+    return (~va & vb) | (both & lt), (~va & ~vb) | (both & eq)
+
+
+def _compare(a: pa.Table, b: pa.Table) -> Tuple[np.ndarray, np.ndarray]:
+    """Row-wise lexicographic (a < b, a == b) of two key tables of equal length and types."""
+    lt = np.zeros(a.num_rows, dtype=bool)
+    eq = np.ones(a.num_rows, dtype=bool)
+    for x, y in zip(a.columns, b.columns):
+        c_lt, c_eq = _column_compare(x.combine_chunks(), y.combine_chunks())
+        lt |= eq & c_lt
+        eq &= c_eq
+    return lt, eq
+
+
+def group_ids(keys: Columns) -> Tuple[np.ndarray, np.ndarray]:
+    """``(inverse, first)``: each row's group number, groups numbered in canonical key order, and
+    one row of each group (its first). Exact for any number of columns and values (a sort, no key
+    codes)."""
+    table = _key_table(keys)
+    n = table.num_rows
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    sort_keys, cols = [], {}
+    for i, col in enumerate(table.columns):
+        if pa.types.is_null(col.type):
+            continue
+        cols[f"v{i}"] = pa.array(_valid(col.chunk(0)))  # nulls first: validity before the value
+        cols[f"k{i}"] = col
+        sort_keys += [(f"v{i}", "ascending"), (f"k{i}", "ascending")]
+    order = np.asarray(pc.sort_indices(pa.table(cols), sort_keys=sort_keys)) if sort_keys else np.arange(n)
+    ordered = table.take(order)
+    change = np.ones(n, dtype=bool)
+    _, eq = _compare(ordered.slice(1), ordered.slice(0, n - 1))
+    change[1:] = ~eq
+    inverse = np.empty(n, dtype=np.int64)
+    inverse[order] = np.cumsum(change) - 1
+    return inverse, order[change].astype(np.int64)
+
+
+def canonical_sort_key(key: tuple) -> tuple:
+    """The canonical order of Python key tuples (``None``, ``int``, ``str`` values)."""
+    return tuple((0, 0) if v is None else (1, v) for v in key)
+
+
+# -- the table -------------------------------------------------------------------------------------
+
+class GroupTable:
+    """Distinct keys of one grouping set, in canonical order, and their accumulators.
+
+    ``GroupTable(keys, accs)`` checks that the keys are distinct and in canonical order (build from
+    unsorted rows with :meth:`from_rows`); accumulator entries must be non-negative."""
+
+    __slots__ = ("keys", "accs")
+
+    def __init__(self, keys: Columns, accs: np.ndarray, names: Optional[Sequence[str]] = None):
+        keys = _key_table(keys, names)
+        accs = np.ascontiguousarray(accs, dtype=np.int64)
+        if accs.ndim != 2 or accs.shape[0] != keys.num_rows or accs.shape[1] < 3:
+            raise ValueError(f"accumulators of shape {accs.shape} for {keys.num_rows} keys")
+        if keys.num_rows > 1:
+            lt, _ = _compare(keys.slice(0, keys.num_rows - 1), keys.slice(1))
+            if not lt.all():
+                raise ValueError("group keys must be distinct and in canonical order (use GroupTable.from_rows)")
+        self.keys, self.accs = keys, accs
+
+    @classmethod
+    def _make(cls, keys: pa.Table, accs: np.ndarray) -> "GroupTable":
+        """Without checks: ``keys`` already normalised, distinct and in canonical order."""
+        table = cls.__new__(cls)
+        table.keys, table.accs = keys.combine_chunks(), accs
+        return table
+
+    @classmethod
+    def from_rows(cls, keys: Columns, stats: np.ndarray, nrefs: np.ndarray, boot: Optional[np.ndarray] = None,
+                  groups: Optional[Tuple[np.ndarray, np.ndarray]] = None,
+                  names: Optional[Sequence[str]] = None) -> "GroupTable":
+        """The groups of a batch: ``keys`` one row per pair (Arrow columns or table), ``stats``
+        int64[n, k] and ``nrefs`` int64[n] per pair; ``boot`` int64[n_groups, B, k] per group in the
+        order of ``groups = group_ids(keys)`` (pass ``groups`` when it was computed already)."""
+        table = _key_table(keys, names)
+        inverse, first = groups if groups is not None else group_ids(table)
+        accs = accumulate.accumulate_groups(stats, nrefs, inverse, len(first), boot)
+        return cls._make(table.take(first), accs)
+
+    @property
+    def names(self) -> List[str]:
+        return self.keys.column_names
+
+    @property
+    def width(self) -> int:
+        return self.accs.shape[1]
+
+    @property
+    def nbytes(self) -> int:
+        return self.keys.nbytes + self.accs.nbytes
+
+    def __len__(self) -> int:
+        return self.accs.shape[0]
+
+    def __eq__(self, other) -> bool:
+        return (isinstance(other, GroupTable) and self.keys.equals(other.keys)
+                and np.array_equal(self.accs, other.accs))
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return f"GroupTable({len(self)} keys of {self.names}, width {self.width})"
+
+    def __reduce__(self):
+        return _restore, (_ipc_bytes(self.keys), _pack_accs(self.accs))
+
+
+def _ipc_bytes(table: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+_NARROW = (np.uint8, np.uint16, np.uint32, np.int64)
+
+
+def _pack_accs(accs: np.ndarray) -> Tuple[int, int, bytes, bytes]:
+    """Column by column, each in the narrowest of uint8/16/32 that holds it (else int64)."""
+    n, w = accs.shape
+    codes, parts = bytearray(), []
+    for j in range(w):
+        col = accs[:, j]
+        code = 3
+        if n and col.min() >= 0:
+            top = int(col.max())
+            code = next(i for i, t in enumerate(_NARROW) if i == 3 or top <= np.iinfo(t).max)
+        codes.append(code)
+        parts.append(col.astype(_NARROW[code]).tobytes())
+    return n, w, bytes(codes), b"".join(parts)
+
+
+def _restore(keys_ipc: bytes, packed: Tuple[int, int, bytes, bytes]) -> GroupTable:
+    keys = pa.ipc.open_stream(keys_ipc).read_all()
+    n, w, codes, data = packed
+    accs = np.empty((n, w), dtype=np.int64)
+    at = 0
+    for j, code in enumerate(codes):
+        t = _NARROW[code]
+        size = n * np.dtype(t).itemsize
+        accs[:, j] = np.frombuffer(data, dtype=t, count=n, offset=at)
+        at += size
+    return GroupTable._make(keys, accs)
+
+
+# -- merging ---------------------------------------------------------------------------------------
+
+def _unified_type(types: List[pa.DataType], columns: List[pa.Array], name: str) -> pa.DataType:
+    kinds = {t for t in types if not pa.types.is_null(t)}
+    if len(kinds) <= 1:
+        return kinds.pop() if kinds else pa.null()
+    if kinds != {pa.int64(), pa.uint64()}:
+        raise TypeError(f"group key column {name!r} has values of types {sorted(map(str, kinds))}")
+    big = any(c.type == pa.uint64() and len(c) and (pc.max(c).as_py() or 0) > INT64_MAX for c in columns)
+    if not big:
+        return pa.int64()
+    if any(c.type == pa.int64() and len(c) and (pc.min(c).as_py() or 0) < 0 for c in columns):
+        raise TypeError(f"group key column {name!r} holds negative integers and integers above 2**63-1")
+    return pa.uint64()
+
+
+def _unify(tables: List[GroupTable]) -> List[GroupTable]:
+    """The tables with one key type per column (see the module doc)."""
+    names, width = tables[0].names, tables[0].width
+    for t in tables[1:]:
+        if t.names != names or t.width != width:
+            raise ValueError(f"cannot merge group tables of keys {t.names} (width {t.width}) "
+                             f"and {names} (width {width})")
+    targets = []
+    for j, name in enumerate(names):
+        cols = [t.keys.column(j).chunk(0) for t in tables]
+        targets.append(_unified_type([c.type for c in cols], cols, name))
+    schema = pa.schema([(name, typ) for name, typ in zip(names, targets)])
+    return [t if t.keys.schema.equals(schema) else GroupTable._make(t.keys.cast(schema), t.accs)
+            for t in tables]
+
+
+def _zeros(n: int, width: int) -> np.ndarray:
+    out = np.zeros((n, width), dtype=np.int64)
+    out[:, -2] = INT64_MAX
+    return out
+
+
+def _add_rows(out: np.ndarray, index: np.ndarray, accs: np.ndarray) -> None:
+    """out[index] (+)= accs, checked; ``index`` holds no repeats."""
+    for s in range(0, len(index), _CHUNK):
+        i, a = index[s:s + _CHUNK], accs[s:s + _CHUNK]
+        cur = out[i]
+        np.add(cur[:, :-2], a[:, :-2], out=cur[:, :-2])
+        if (cur[:, :-2] < 0).any():
+            raise OverflowError("a group's statistics overflow 64-bit integers")
+        np.minimum(cur[:, -2], a[:, -2], out=cur[:, -2])
+        np.maximum(cur[:, -1], a[:, -1], out=cur[:, -1])
+        out[i] = cur
+
+
+def _group_sum(tables: List[GroupTable]) -> GroupTable:
+    """Sort-based merge of (unified) tables: cost O(total rows log total rows)."""
+    keys = pa.concat_tables([t.keys for t in tables]).combine_chunks()
+    inverse, first = group_ids(keys)
+    out = _zeros(len(first), tables[0].width)
+    at = 0
+    for t in tables:
+        _add_rows(out, inverse[at:at + len(t)], t.accs)
+        at += len(t)
+    return GroupTable._make(keys.take(first), out)
+
+
+def _lower_bound(big: pa.Table, small: pa.Table) -> Tuple[np.ndarray, np.ndarray]:
+    """For each row of ``small``: how many rows of ``big`` (canonical order) are below it, and whether
+    the row there equals it. A vectorised binary search: O(len(small) log len(big)) comparisons."""
+    g, p = big.num_rows, small.num_rows
+    lo, hi = np.zeros(p, dtype=np.int64), np.full(p, g, dtype=np.int64)
+    for _ in range(g.bit_length()):
+        active = np.flatnonzero(lo < hi)
+        if not len(active):
+            break
+        mid = (lo[active] + hi[active]) // 2
+        lt, _ = _compare(big.take(mid), small.take(active))
+        lo[active[lt]] = mid[lt] + 1
+        hi[active[~lt]] = mid[~lt]
+    found = np.zeros(p, dtype=bool)
+    inside = np.flatnonzero(lo < g)
+    if len(inside):
+        found[inside] = _compare(big.take(lo[inside]), small.take(inside))[1]
+    return lo, found
+
+
+def _merge_pair(big: GroupTable, small: GroupTable) -> GroupTable:
+    """Merge a small table into a big one without sorting the big one: O(len(big)) copying."""
+    pos, found = _lower_bound(big.keys, small.keys)
+    new = np.flatnonzero(~found)
+    g, n_new = len(big), len(new)
+    big_at = np.arange(g, dtype=np.int64)
+    big_at += np.searchsorted(pos[new], big_at, side="right")
+    new_at = pos[new] + np.arange(n_new, dtype=np.int64)
+    source = np.empty(g + n_new, dtype=np.int64)
+    source[big_at] = np.arange(g)
+    source[new_at] = g + np.arange(n_new)
+    keys = pa.concat_tables([big.keys, small.keys.take(new)]).take(source)
+    out = np.empty((g + n_new, big.width), dtype=np.int64)
+    out[big_at] = big.accs
+    out[new_at] = small.accs[new]
+    matched = np.flatnonzero(found)
+    _add_rows(out, big_at[pos[matched]], small.accs[matched])
+    return GroupTable._make(keys, out)
+
+
+def merge(tables: Iterable[GroupTable]) -> GroupTable:
+    """The sum of group tables of one grouping set: keys distinct, in canonical order, accumulators
+    merged exactly (``OverflowError`` on overflow). Commutative and associative; inputs are not
+    modified. The largest input is merged with the sum of the others by binary search, so adding a
+    few rows to a large table costs one copy of it, not a sort."""
+    tables = list(tables)
+    if not tables:
+        raise ValueError("merge needs at least one group table")
+    tables = _unify(tables)
+    if len(tables) == 1:
+        return tables[0]
+    i_big = max(range(len(tables)), key=lambda i: len(tables[i]))
+    rest = tables[:i_big] + tables[i_big + 1:]
+    small = rest[0] if len(rest) == 1 else _group_sum(rest)
+    return _merge_pair(tables[i_big], small)
+
+
+# -- shards ----------------------------------------------------------------------------------------
+
+_M1, _M2, _P = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB), np.uint64(0x100000001B3)
+_SEED_INT, _SEED_BYTE, _SEED_LEN = np.uint64(0x9E3779B97F4A7C15), np.uint64(0x632BE59BD9B4E019), np.uint64(0x85EBCA77C2B2AE63)
+_NULL_HASH = np.uint64(0x27D4EB2F165667C5)
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser (a bijection of uint64 with good avalanche), on a uint64 array."""
+    x = x ^ (x >> np.uint64(30))
+    x *= _M1
+    x ^= x >> np.uint64(27)
+    x *= _M2
+    x ^= x >> np.uint64(31)
+    return x
+
+
+def _string_hash(col: pa.Array) -> np.ndarray:
+    """uint64 per row from the UTF-8 bytes (a ``large_string`` array): the sum of one mixed value
+    per (position, byte), mixed with the length."""
+    n = len(col)
+    offsets = np.frombuffer(col.buffers()[1], dtype=np.int64)[col.offset:col.offset + n + 1]
+    data = col.buffers()[2]
+    data = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, dtype=np.uint8)
+    base = offsets[0]
+    lengths = np.diff(offsets)
+    pos = np.arange(offsets[-1] - base, dtype=np.int64) - np.repeat(offsets[:-1] - base, lengths)
+    byte = data[base:offsets[-1]].astype(np.uint64)
+    per_byte = _mix((pos.astype(np.uint64) << np.uint64(8) | byte) ^ _SEED_BYTE)
+    sums = np.zeros(len(per_byte) + 1, dtype=np.uint64)
+    np.cumsum(per_byte, out=sums[1:])
+    return _mix((sums[offsets[1:] - base] - sums[offsets[:-1] - base]) ^ _mix(lengths.astype(np.uint64) ^ _SEED_LEN))
+
+
+def _column_hash(col: pa.Array) -> np.ndarray:
+    if pa.types.is_null(col.type):
+        return np.full(len(col), _NULL_HASH, dtype=np.uint64)
+    if pa.types.is_large_string(col.type):
+        h = _string_hash(col)
+    else:
+        h = _mix(np.asarray(col.fill_null(0)).view(np.uint64) ^ _SEED_INT)
+    if col.null_count:
+        h[~_valid(col)] = _NULL_HASH
+    return h
+
+
+def shard_of(keys: Columns, n_shards: int, exclude: Optional[Union[str, int]] = None) -> np.ndarray:
+    """int64 shard number in ``[0, n_shards)`` per row, a fixed function of the key values (not of the
+    process, the run, the Arrow type width or dictionary encoding); ``exclude`` (a column name or
+    index) is left out, so rows equal on the other columns share a shard."""
+    table = _key_table(keys)
+    skip = table.column_names.index(exclude) if isinstance(exclude, str) else exclude
+    cols = [c.chunk(0) for j, c in enumerate(table.columns) if j != skip]
+    out = np.empty(table.num_rows, dtype=np.int64)
+    for s in range(0, table.num_rows, _CHUNK):
+        h = np.zeros(min(_CHUNK, table.num_rows - s), dtype=np.uint64)
+        for col in cols:
+            h = _mix(h * _P ^ _column_hash(col.slice(s, _CHUNK)))
+        out[s:s + len(h)] = (h % np.uint64(n_shards)).astype(np.int64)
+    return out
+
+
+def split_by_shard(table: GroupTable, shards: np.ndarray) -> Dict[int, GroupTable]:
+    """The table's rows by shard number (each part keeps the canonical order)."""
+    shards = np.asarray(shards, dtype=np.int64)
+    order = np.argsort(shards, kind="stable")
+    ordered = shards[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]) if len(order) else []
+    ends = list(starts[1:]) + [len(order)]
+    return {int(ordered[a]): GroupTable._make(table.keys.take(order[a:b]), table.accs[order[a:b]])
+            for a, b in zip(starts, ends)}
+
+
+# -- the CombineFn ---------------------------------------------------------------------------------
+
+class GroupTableAccumulator:
+    """A compacted table and the tables added since (at most a byte budget of them)."""
+
+    __slots__ = ("compacted", "pending", "pending_bytes")
+
+    def __init__(self):
+        self.compacted: Optional[GroupTable] = None
+        self.pending: List[GroupTable] = []
+        self.pending_bytes = 0
+
+    def __reduce__(self):
+        return _restore_accumulator, (self.compacted, self.pending)
+
+
+def _restore_accumulator(compacted, pending) -> GroupTableAccumulator:
+    acc = GroupTableAccumulator()
+    acc.compacted, acc.pending = compacted, list(pending)
+    acc.pending_bytes = sum(t.nbytes for t in acc.pending)
+    return acc
+
+
+class GroupTableCombineFn(beam.CombineFn):
+    """Sums :class:`GroupTable` blocks of one grouping set (per key, e.g. a (grouping set, shard)
+    number): commutative, associative, exact. Added blocks wait, then are merged into the compacted
+    table in one step once they exceed ``pending_ratio`` of its bytes and at least
+    ``min_pending_bytes``: an accumulator holds at most ``1 + pending_ratio`` times its result (plus
+    the floor), and each row is copied O(1 / pending_ratio) times. The output is the merged table
+    (``None`` for no input)."""
+
+    def __init__(self, min_pending_bytes: int = 4 << 20, pending_ratio: float = 0.25):
+        self.min_pending_bytes, self.pending_ratio = min_pending_bytes, pending_ratio
+
+    def create_accumulator(self) -> GroupTableAccumulator:
+        return GroupTableAccumulator()
+
+    def _add(self, acc: GroupTableAccumulator, table: Optional[GroupTable]) -> None:
+        if table is None or not len(table):
+            return
+        acc.pending.append(table)
+        acc.pending_bytes += table.nbytes
+        compacted = acc.compacted.nbytes if acc.compacted is not None else 0
+        if acc.pending_bytes > max(self.min_pending_bytes, self.pending_ratio * compacted):
+            self.compact(acc)
+
+    def add_input(self, accumulator, element):
+        self._add(accumulator, element)
+        return accumulator
+
+    def add_inputs(self, accumulator, elements):
+        for element in elements:
+            self._add(accumulator, element)
+        return accumulator
+
+    def merge_accumulators(self, accumulators):
+        accumulators = iter(accumulators)
+        first = next(accumulators, None)
+        if first is None:
+            return self.create_accumulator()
+        for other in accumulators:  # only the first is mutated
+            self._add(first, other.compacted)
+            for table in other.pending:
+                self._add(first, table)
+        return first
+
+    def compact(self, accumulator):
+        if accumulator.pending:
+            tables = ([accumulator.compacted] if accumulator.compacted is not None else []) + accumulator.pending
+            accumulator.pending, accumulator.pending_bytes = [], 0
+            accumulator.compacted = merge(tables)
+        return accumulator
+
+    def extract_output(self, accumulator) -> Optional[GroupTable]:
+        return self.compact(accumulator).compacted
+
+    def display_data(self):
+        return {"min_pending_bytes": self.min_pending_bytes, "pending_ratio": self.pending_ratio}
+
+
+# -- rows and Parquet parts ------------------------------------------------------------------------
+
+def iter_rows(table: GroupTable, batch_rows: int = _CHUNK) -> Iterator[Tuple[tuple, np.ndarray]]:
+    """``(key tuple, accumulator)`` per group, in the table's (canonical) order."""
+    for s in range(0, len(table), batch_rows):
+        keys = table.keys.slice(s, batch_rows)
+        yield from zip(zip(*(c.to_pylist() for c in keys.columns)), table.accs[s:s + batch_rows])
+
+
+def to_arrow(table: GroupTable) -> pa.Table:
+    """The key columns and one ``fixed_size_list<int64>[width]`` column ``__acc__`` (last)."""
+    accs = pa.FixedSizeListArray.from_arrays(pa.array(table.accs.reshape(-1)), table.width)
+    return pa.Table.from_arrays(table.keys.columns + [accs], names=table.names + [ACC_COLUMN])
+
+
+PART_ROW_GROUP_ROWS = 8192  # small: a k-way merge of parts holds one decoded row group per part
+
+
+def write_part(table: GroupTable, path: str, row_group_rows: int = PART_ROW_GROUP_ROWS) -> None:
+    """The table, in canonical order, as one Parquet file (see :func:`to_arrow`)."""
+    pq.write_table(to_arrow(table), path, row_group_size=row_group_rows)
+
+
+def _part_rows(path: str, batch_rows: int) -> Iterator[Tuple[tuple, tuple, np.ndarray]]:
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=batch_rows):
+        acc = batch.column(batch.num_columns - 1)
+        accs = np.asarray(acc.flatten()).reshape(len(acc), acc.type.list_size)
+        keys = zip(*(batch.column(j).to_pylist() for j in range(batch.num_columns - 1)))
+        for key, a in zip(keys, accs):
+            yield canonical_sort_key(key), key, a
+
+
+def merge_sorted_parts(paths: Sequence[Union[str, os.PathLike]], batch_rows: int = 4096
+                       ) -> Iterator[Tuple[tuple, np.ndarray]]:
+    """``(key tuple, accumulator)`` of Parquet parts written by :func:`write_part` (each in canonical
+    order, e.g. one per shard), in global canonical order; memory: about one row group and one batch
+    per part. Equal keys
+    in several parts come out next to each other, not summed."""
+    streams = [_part_rows(os.fspath(p), batch_rows) for p in paths]
+    for _, key, acc in heapq.merge(*streams, key=lambda row: row[0]):
+        yield key, acc
