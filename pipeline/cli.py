@@ -60,7 +60,7 @@ def main(argv=None) -> int:
         filt = StderrFilter(enabled="--verbose" not in argv)
         with filt:
             rc = _main(argv, True, filt)
-        if rc in (0, 1):
+        if rc in (0, 1, 2):
             filt.discard_log()
         return rc
     return _main(argv, False, None)
@@ -114,8 +114,13 @@ def _run(args, extra, filt) -> int:
     from . import run_command
     from .inputs import PipelineInputError
 
+    from .errors import UsageError
+
     try:
         return run_command.run(args, extra)
+    except UsageError as exc:  # checked before the job: bad usage, one line
+        print(f"beambleu: error: {exc}", file=sys.stderr)
+        return 2
     except PipelineInputError as exc:
         print(f"beambleu: error: {exc.message}", file=sys.stderr)
         return 1
@@ -126,7 +131,7 @@ def _run(args, extra, filt) -> int:
             first = " ".join(lines[:4])
         where = f" (Beam's log: {filt.keep_log()})" if filt is not None and filt.enabled else ""
         print(f"beambleu: error: the job failed: {first}{where}", file=sys.stderr)
-        return 2
+        return 1
 
 
 if __name__ == "__main__":

@@ -75,7 +75,7 @@ def test_s3_read_and_write(shards, local_result, tmp_path):
         again = beambleu_subprocess(["run", "--input", "s3://corpus/wmt/*.parquet", "--output",
                                      "s3://results/run1/result.json", f"--s3_endpoint_url={s3['endpoint']}"],
                                     env=env, timeout=300)
-        assert again.returncode == 1 and "s3://results/run1/result.json: --output exists" in again.stderr
+        assert again.returncode == 2 and "s3://results/run1/result.json: --output exists" in again.stderr
         # a missing object is named
         missing = beambleu_subprocess(["run", "--input", "s3://corpus/nothing/*.parquet", "--output",
                                        "s3://results/x.json", f"--s3_endpoint_url={s3['endpoint']}"],
