@@ -7,6 +7,7 @@ one call per batch; Python touches only the arrays, never a token.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -38,6 +39,11 @@ class BatchInputError(ValueError):
 
 def _require_kernel():
     if _kernel is None:  # pragma: no cover
+        here = Path(__file__).resolve().parent
+        if (here.parent / "setup.py").is_file():  # a source checkout, not an installed package
+            raise ImportError(
+                f"bleu_core was imported from the source folder {here}, which has no compiled kernel: run "
+                f"Python from another directory, or build the kernel there with `pip install -e .` in {here.parent}")
         raise ImportError(
             f"bleu_core's compiled kernel is not available ({_KERNEL_ERROR}); reinstall beambleu "
             "so that its C extension is built"

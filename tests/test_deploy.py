@@ -126,5 +126,5 @@ def test_dry_run_needs_dataflow_runner(tmp_path):
 
     rc, _, err = run_cli("--input", DEPLOY.parent / "examples/sample/shards/*.parquet", "--output",
                          tmp_path / "r.json", "--dry_run=True")
-    assert rc == 1 and "--dry_run is only supported with --runner DataflowRunner" in err
+    assert rc == 2 and "--dry_run is only supported with --runner DataflowRunner" in err
     assert not (tmp_path / "r.json").exists()
