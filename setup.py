@@ -7,7 +7,7 @@ setup(
         Extension(
             "bleu_core._kernel",
             sources=["bleu_core/_kernel.c"],
-            extra_compile_args=["-O3", "-std=c99", "-Wall", "-Wno-unused-function"],
+            extra_compile_args=["-O3", "-std=c99", "-Wall", "-Wextra"],
         )
     ]
 )

@@ -29,6 +29,9 @@ DEFAULT_SEED = 12345
 MAX_WEIGHT = 20
 #: rows per block when drawing weights (bounds the temporary B x rows arrays)
 BLOCK_ROWS = 2048
+#: most memory the replicate totals of one accumulator (the corpus, or one group) may take:
+#: B x width int64 values, so at most 100 000 replicates of BLEU-4's 10 statistics
+MAX_REPLICATE_BYTES = 8_000_000
 
 _M64 = (1 << 64) - 1
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -121,6 +124,30 @@ def weights(row_keys: np.ndarray, n_boot: int, seed: int = DEFAULT_SEED) -> np.n
     return out
 
 
+def max_replicates(width: int = 10) -> int:
+    """The largest replicate count whose totals (B x ``width`` int64) fit MAX_REPLICATE_BYTES."""
+    return MAX_REPLICATE_BYTES // (8 * width)
+
+
+def check_replicates(n_boot: int, width: int = 10) -> int:
+    """``n_boot`` if it is a replicate count to accept, else ValueError saying what to change (or
+    TypeError). Checked before any work: every corpus and group accumulator holds all B replicate
+    totals (``width`` int64 each; width = 2 + 2N for BLEU), so B is capped by
+    :data:`MAX_REPLICATE_BYTES` per accumulator."""
+    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)):
+        raise TypeError(f"the number of resamples must be an int, got {type(n_boot).__name__}")
+    cap = max_replicates(width)
+    if n_boot < 1:
+        raise ValueError(f"the number of resamples must be at least 1, got {n_boot}")
+    if n_boot > cap:
+        raise ValueError(
+            f"{n_boot} resamples is above the limit of {cap} (the corpus and every group keep each resample's "
+            f"{width} int64 totals, at most {MAX_REPLICATE_BYTES // 10**6} MB each); use {cap} or fewer "
+            f"(sacrebleu's default is {DEFAULT_N})"
+        )
+    return int(n_boot)
+
+
 def percentile_interval(scores: Sequence[float]) -> Dict[str, float]:
     """sacrebleu's estimate: mean of the replicate scores and the 95% percentile interval
     (sorted scores at index n // 40 and n - n // 40 - 1)."""
@@ -168,10 +195,13 @@ def bootstrap_totals(rows: np.ndarray, row_keys: np.ndarray, n_boot: int, seed: 
     ``group_sets`` holds, for each grouping set, every row's index into the output (indices of
     different sets must not overlap if their totals are to stay apart); by default all rows go
     to group 0. Each weight is drawn once and added to the row's group in every set. This is
-    :func:`weights` then ``w @ rows``, fused in the C kernel (exact int64 sums)."""
+    :func:`weights` then ``w @ rows``, fused in the C kernel (exact int64 sums: OverflowError
+    rather than wrapping; ValueError for negative statistics or an ``n_boot`` that
+    :func:`check_replicates` refuses)."""
     from . import _kernel
 
     rows = np.ascontiguousarray(rows, dtype=np.int64)
+    check_replicates(n_boot, rows.shape[1])
     keys = np.ascontiguousarray(row_keys, dtype=np.uint64)
     if group_sets is None:
         group_sets = [np.zeros(len(keys), dtype=np.int64)]

@@ -10,8 +10,8 @@ import numpy as np
 import pyarrow as pa
 
 from .batch import batch_stats
-from .score import BleuScore, Signature, check_order, check_smoothing, check_weights
-from .stats import BleuStats, scalar_stats
+from .score import BleuScore, Signature, check_order, check_smoothing, check_weights, stat_names
+from .stats import BleuStats, checked_add, column_sums, scalar_stats
 from .tokenizers import check_tokenizer_name, get_tokenizer
 
 #: pairs converted to Arrow and scored per kernel call by ``corpus_bleu``; bounds memory
@@ -92,15 +92,17 @@ class Bleu:
                 arrays = None  # e.g. lone surrogates, which have no UTF-8 form: use the scalar path
             try:
                 if arrays is None:
-                    total += self.scalar_stats(hyps, refs).sum(axis=0)
+                    part = column_sums(self.scalar_stats(hyps, refs))
                 else:
-                    total += self.batch_stats(*arrays, per_row=False)
+                    part = self.batch_stats(*arrays, per_row=False)
             except ValueError as exc:
                 row = getattr(exc, "row", None)
                 if row is not None:
                     raise ValueError(f"references[{offset + row}]: {exc.reason}" if exc.column == "references"
                                      else f"candidates[{offset + row}]: {exc.reason}") from None
                 raise
+            checked_add(total, part, out=total, what="the corpus statistics",
+                        name=stat_names(self.max_ngram_order).__getitem__)
             offset += len(hyps)
         if offset == 0:
             raise ValueError("candidates: no segments to score")
@@ -125,8 +127,8 @@ class Bleu:
         )
 
     def score(self, stats, nrefs=None, n_bootstrap=None, seed=None) -> BleuScore:
-        """Score a statistics vector (BleuStats or sequence); ``nrefs`` fills the signature
-        (with ``bs:``/``seed:`` when ``n_bootstrap`` is given)."""
+        """Score a statistics vector (BleuStats, or a sequence validated as ``BleuStats`` does);
+        ``nrefs`` fills the signature (with ``bs:``/``seed:`` when ``n_bootstrap`` is given)."""
         if not isinstance(stats, BleuStats):
             stats = BleuStats(stats)
         if stats.max_ngram_order != self.max_ngram_order:

@@ -11,8 +11,12 @@ enter the precisions.
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence
+
+#: statistics are summed in int64: every value, and every sum, stays at most this
+INT64_MAX = 2**63 - 1
 
 SMOOTH_DEFAULTS: Dict[str, Optional[float]] = {
     # defaults from Chen & Cherry (2014), as in sacrebleu
@@ -64,6 +68,45 @@ def check_weights(weights, max_ngram_order):
     if any(not math.isfinite(x) or x < 0 for x in w) or not math.isclose(sum(w), 1.0, rel_tol=0, abs_tol=1e-9):
         raise ValueError(f"weights must be non-negative and sum to 1, got {w}")
     return tuple(w)
+
+
+def stat_names(max_ngram_order: int) -> List[str]:
+    """Names of the statistics vector's entries: ``c, r, matches_1..N, totals_1..N``."""
+    orders = range(1, max_ngram_order + 1)
+    return ["c", "r"] + [f"matches_{n}" for n in orders] + [f"totals_{n}" for n in orders]
+
+
+def check_stats(stats, max_ngram_order: Optional[int] = None) -> List[int]:
+    """The one validation of a statistics vector ``[c, r, matches_1..N, totals_1..N]``, used by
+    :func:`compute_bleu`, ``BleuStats`` and ``Bleu.score``: 2 + 2N integers with N >= 1 (N =
+    ``max_ngram_order`` when given), each in 0 .. 2**63 - 1 (they are summed in int64), and
+    ``matches_n <= totals_n``. Returns the values as Python ints; raises TypeError or ValueError."""
+    if getattr(stats, "ndim", 1) != 1:
+        raise ValueError(f"a BLEU statistics vector is one-dimensional, got shape {stats.shape}")
+    values = []
+    for x in stats.tolist() if hasattr(stats, "tolist") else stats:
+        try:
+            values.append(operator.index(x))
+        except TypeError:
+            raise TypeError(f"BLEU statistics are integers, got {type(x).__name__} {x!r}") from None
+    size = len(values)
+    if max_ngram_order is not None and size != 2 + 2 * max_ngram_order:
+        raise ValueError(
+            f"stats must have 2 + 2 * max_ngram_order = {2 + 2 * max_ngram_order} values, got {size}"
+        )
+    if size < 4 or size % 2:
+        raise ValueError(f"a BLEU statistics vector has 2 + 2N values (N >= 1), got {size}")
+    order = (size - 2) // 2
+    if min(values) < 0 or max(values) > INT64_MAX:
+        i = next(i for i, x in enumerate(values) if not 0 <= x <= INT64_MAX)
+        raise ValueError(f"BLEU statistics are between 0 and 2**63 - 1, got {stat_names(order)[i]} = {values[i]}")
+    for n in range(order):
+        if values[2 + n] > values[2 + order + n]:
+            raise ValueError(
+                f"matches_{n + 1} = {values[2 + n]} exceeds totals_{n + 1} = {values[2 + order + n]}: "
+                "not BLEU statistics"
+            )
+    return values
 
 
 @dataclass
@@ -145,7 +188,8 @@ def compute_bleu(
     weights: Optional[Sequence[float]] = None,
     signature: Optional[str] = None,
 ) -> BleuScore:
-    """BLEU from a statistics vector ``[c, r, matches_1..N, totals_1..N]``.
+    """BLEU from a statistics vector ``[c, r, matches_1..N, totals_1..N]`` (validated by
+    :func:`check_stats`).
 
     With ``weights=None`` this is sacrebleu's uniform geometric mean, computed exactly as
     sacrebleu computes it. With weights ``w_n`` (non-negative, summing to 1) the mean is
@@ -155,11 +199,7 @@ def compute_bleu(
     check_order(max_ngram_order)
     check_smoothing(smooth_method, smooth_value)
     weights = check_weights(weights, max_ngram_order)
-    stats = [int(x) for x in stats]
-    if len(stats) != 2 + 2 * max_ngram_order:
-        raise ValueError(
-            f"stats must have 2 + 2 * max_ngram_order = {2 + 2 * max_ngram_order} values, got {len(stats)}"
-        )
+    stats = check_stats(stats, max_ngram_order)
     sys_len, ref_len = stats[0], stats[1]
     correct = stats[2 : 2 + max_ngram_order]
     total = stats[2 + max_ngram_order :]

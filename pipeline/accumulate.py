@@ -10,6 +10,11 @@ the signature's ``nrefs``: one number, or ``var``). The zero has ``nrefs_min = I
 ``nrefs_max = 0``, so merging is commutative and associative with an identity. Without
 ``--confidence``/``--paired-bs`` B is 0; with them the replicate block holds B weighted totals
 (see :mod:`bleu_core.bootstrap`), so an accumulator's size is O(B), whatever the corpus size.
+
+Sums are exact or fail: every added entry of an accumulator is a count in 0 .. 2**63 - 1
+(:func:`from_totals` checks its inputs, :func:`from_rows`/:func:`accumulate_groups` sum with
+:func:`bleu_core.stats.column_sums`, :func:`merge_into` keeps the invariant), and a sum that
+would leave int64 raises OverflowError instead of wrapping.
 """
 
 from __future__ import annotations
@@ -19,6 +24,9 @@ from typing import List, Optional, Sequence, Tuple
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from bleu_core.score import stat_names
+from bleu_core.stats import checked_add, column_sums
 
 INT64_MAX = np.iinfo(np.int64).max
 
@@ -34,8 +42,11 @@ def zero(order: int, n_boot: int = 0) -> np.ndarray:
 
 
 def merge_into(acc: np.ndarray, other: np.ndarray) -> np.ndarray:
-    """acc <- acc (+) other, in place; returns acc."""
-    acc[:-2] += other[:-2]
+    """acc <- acc (+) other, in place; returns acc. Raises OverflowError (acc unchanged) if a
+    sum would exceed int64: both operands' added entries are in 0 .. 2**63 - 1, so a wrapped
+    int64 sum is negative and :func:`bleu_core.stats.checked_add` catches it exactly."""
+    checked_add(acc[:-2], other[:-2], out=acc[:-2], what="merging BLEU accumulators",
+                name=lambda i: f"entry {i} of {len(acc)}")
     if other[-2] < acc[-2]:
         acc[-2] = other[-2]
     if other[-1] > acc[-1]:
@@ -64,9 +75,16 @@ def nrefs_of(acc: np.ndarray):
     return lo if lo == hi else "var"
 
 
+def _entry_name(i: int, k: int) -> str:
+    """Name of entry ``i`` of an accumulator's statistics and replicates (statistics width ``k``)."""
+    names = stat_names((k - 2) // 2)
+    return names[i] if i < k else f"{names[i % k]} of bootstrap replicate {i // k}"
+
+
 def from_totals(totals: np.ndarray, nrefs: np.ndarray, boot: Optional[np.ndarray] = None) -> np.ndarray:
     """Accumulator of ``len(nrefs)`` pairs whose statistics sum to ``totals`` (and whose
-    bootstrap replicates sum to ``boot``, int64[B, len(totals)], if given)."""
+    bootstrap replicates sum to ``boot``, int64[B, len(totals)], if given); ValueError if any of
+    them is negative (they are counts)."""
     k = len(totals)
     nb = 0 if boot is None else boot.size
     acc = np.empty(k + nb + 3, dtype=np.int64)
@@ -74,14 +92,18 @@ def from_totals(totals: np.ndarray, nrefs: np.ndarray, boot: Optional[np.ndarray
     if nb:
         acc[k:k + nb] = boot.reshape(-1)
     acc[-3] = len(nrefs)
+    if acc[:-2].min() < 0:
+        i = int(np.flatnonzero(acc[:-2] < 0)[0])
+        raise ValueError(f"BLEU statistics are counts, got {_entry_name(i, k)} = {acc[i]}")
     acc[-2] = nrefs.min() if len(nrefs) else INT64_MAX
     acc[-1] = nrefs.max() if len(nrefs) else 0
     return acc
 
 
 def from_rows(rows: np.ndarray, nrefs: np.ndarray, boot: Optional[np.ndarray] = None) -> np.ndarray:
-    """Accumulator of a block of per-pair statistics rows."""
-    return from_totals(rows.sum(axis=0), nrefs, boot)
+    """Accumulator of a block of per-pair statistics rows (summed exactly, or OverflowError)."""
+    names = stat_names((rows.shape[1] - 2) // 2)
+    return from_totals(column_sums(rows, what="the statistics of a batch", name=names.__getitem__), nrefs, boot)
 
 
 GROUP_KEY_TYPES = "string, large_string, an integer type or dictionary<string>"
@@ -93,32 +115,105 @@ def group_key_type_ok(t: pa.DataType) -> bool:
     return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_integer(t)
 
 
+class KeyDecodeError(ValueError):
+    """A group key value that is not valid UTF-8 (Parquet does not validate strings): ``row`` is
+    its index in the batch, ``column`` the position of its column in :func:`group_rows`'s
+    ``columns``."""
+
+    def __init__(self, row: int, column: int):
+        self.row, self.column = row, column
+        super().__init__(f"row {row}, group column {column}: invalid UTF-8")
+
+
+def first_invalid_utf8(array) -> Optional[int]:
+    """Index of the first value of ``array`` (string, large_string or dictionary<string>, or a
+    ChunkedArray of them) that is not valid UTF-8, else None (always None for other types).
+    Cheap when the text is valid: one full Arrow validation; the values are looked at one by
+    one only when it fails."""
+    if isinstance(array, pa.ChunkedArray):
+        offset = 0
+        for chunk in array.chunks:
+            bad = first_invalid_utf8(chunk)
+            if bad is not None:
+                return offset + bad
+            offset += len(chunk)
+        return None
+    if pa.types.is_dictionary(array.type):
+        bad_entries = _invalid_utf8(array.dictionary)
+        if bad_entries is None:
+            return None
+        indices = np.asarray(array.indices.fill_null(0), dtype=np.int64)
+        return first_true(bad_entries[indices] & np.asarray(array.is_valid()))
+    bad = _invalid_utf8(array)
+    return None if bad is None else first_true(bad)
+
+
+def _invalid_utf8(array: pa.Array) -> Optional[np.ndarray]:
+    """Mask of the values of a string array that are not valid UTF-8, or None when all are."""
+    if not (pa.types.is_string(array.type) or pa.types.is_large_string(array.type)):
+        return None
+    try:
+        array.validate(full=True)
+        return None
+    except pa.ArrowInvalid:
+        pass
+    binary = pa.large_binary() if pa.types.is_large_string(array.type) else pa.binary()
+    mask = np.zeros(len(array), dtype=bool)
+    for i, value in enumerate(array.cast(binary).to_pylist()):
+        if value is not None:
+            try:
+                value.decode("utf-8")
+            except UnicodeDecodeError:
+                mask[i] = True
+    return mask
+
+
 def group_rows(columns: Sequence[pa.Array]) -> Tuple[List[tuple], np.ndarray]:
-    """Distinct key tuples of the rows and each row's index into them (nulls are a key value)."""
+    """Distinct key tuples of the rows and each row's index into them.
+
+    Keys are exact for any number of columns and values: integers of any width and sign come
+    back as Python ints, strings as str, and null is a key value of its own (distinct from ""
+    and 0). Raises :class:`KeyDecodeError` for a string that is not valid UTF-8.
+
+    Each column is dictionary-encoded (index ``idx < card``), and the combined code of a row is
+    ``code * card + idx``. Every code is below ``bound``, the product of the cardinalities so
+    far, so the step cannot wrap while ``bound * card <= 2**63 - 1``; before a step that could,
+    the codes are re-densified (replaced by their rank among the distinct codes, so ``bound``
+    becomes the number of distinct keys so far, at most the number of rows). The key of a group
+    is read from any one of its rows.
+    """
     n = len(columns[0])
     code = np.zeros(n, dtype=np.int64)
-    dictionaries = []
-    cards = []
+    bound = 1
+    encoded = []
     for col in columns:
-        if isinstance(col, pa.ChunkedArray):
-            col = col.combine_chunks()
         if pa.types.is_dictionary(col.type):
             col = col.cast(col.type.value_type)
+        if isinstance(col, pa.ChunkedArray):
+            col = col.combine_chunks()
         enc = pc.dictionary_encode(col, null_encoding="encode")
-        idx = np.asarray(enc.indices.fill_null(0), dtype=np.int64)
-        dictionaries.append(enc.dictionary.to_pylist())
+        idx = np.asarray(enc.indices, dtype=np.int64)
         card = max(len(enc.dictionary), 1)
-        cards.append(card)
+        if bound * card > INT64_MAX:
+            distinct, code = np.unique(code, return_inverse=True)
+            code, bound = code.reshape(-1), len(distinct)
         code = code * card + idx
-    uniq, inverse = np.unique(code, return_inverse=True)
-    keys = []
-    for u in uniq.tolist():
-        parts = []
-        for card, values in zip(reversed(cards), reversed(dictionaries)):
-            parts.append(values[u % card] if values else None)
-            u //= card
-        keys.append(tuple(reversed(parts)))
-    return keys, inverse.reshape(-1)
+        bound *= card
+        encoded.append((col, idx, enc.dictionary))
+    distinct, inverse = np.unique(code, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    representative = np.empty(len(distinct), dtype=np.int64)
+    representative[inverse] = np.arange(n)
+    parts = []
+    for position, (col, idx, dictionary) in enumerate(encoded):
+        try:
+            parts.append(dictionary.take(pa.array(idx[representative])).to_pylist())
+        except UnicodeDecodeError:
+            row = first_invalid_utf8(col)
+            if row is None:
+                raise
+            raise KeyDecodeError(row, position) from None
+    return list(zip(*parts)), inverse
 
 
 def accumulate_groups(rows: np.ndarray, nrefs: np.ndarray, inverse: np.ndarray, n_groups: int,
@@ -130,7 +225,8 @@ def accumulate_groups(rows: np.ndarray, nrefs: np.ndarray, inverse: np.ndarray, 
     k = rows.shape[1]
     nb = 0 if boot is None else boot.shape[1] * k
     out = np.empty((n_groups, k + nb + 3), dtype=np.int64)
-    out[:, :k] = np.add.reduceat(rows[order], starts, axis=0)
+    out[:, :k] = column_sums(rows[order], starts, what="the statistics of a group in a batch",
+                             name=stat_names((k - 2) // 2).__getitem__)
     if nb:
         out[:, k:k + nb] = boot.reshape(n_groups, nb)
     out[:, -3] = np.diff(np.r_[starts, len(order)])

@@ -128,7 +128,12 @@ class BatchToStats(beam.DoFn):
         for g, gs in enumerate(spec.group_by):
             real = [c for c in gs if not (spec.wide and c == "system")]
             if real:
-                keys, inverse = acc_ops.group_rows([group_cols[c] for c in real])
+                try:
+                    keys, inverse = acc_ops.group_rows([group_cols[c] for c in real])
+                except acc_ops.KeyDecodeError as exc:
+                    self.rejected.inc()
+                    raise PipelineInputError(f"{source}: row {first_row + exc.row}, column {real[exc.column]!r}: "
+                                             "invalid UTF-8") from None
             else:
                 keys, inverse = [()], np.zeros(batch.num_rows, dtype=np.int64)
             sets.append((g, gs, keys, inverse))
@@ -183,6 +188,10 @@ class BatchToStats(beam.DoFn):
                                      "(--confidence/--paired-bs weight each pair by its id)")
         if pa.types.is_integer(ids.type):
             return bootstrap.row_keys_from_ids(np.asarray(ids))
+        bad = acc_ops.first_invalid_utf8(ids)
+        if bad is not None:
+            self.rejected.inc()
+            raise PipelineInputError(f"{source}: row {first_row + bad}, column {spec.id_column!r}: invalid UTF-8")
         return bootstrap.row_keys_from_ids(ids.to_pylist())
 
     def _bootstrap(self, stats, row_keys, sets) -> np.ndarray:

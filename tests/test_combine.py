@@ -70,6 +70,16 @@ def test_identity_and_merge_mutates_only_first():
     np.testing.assert_array_equal(fn.merge_accumulators([merged.copy(), fn.create_accumulator()]), merged)
 
 
+def test_merging_accumulators_past_int64_raises():
+    """Two groups whose totals are each valid but whose sum leaves int64: an error, not a wrap."""
+    fn = BleuStatsCombineFn(4)
+    a = acc_ops.from_totals(np.full(10, 2**62 + 2**61, np.int64), np.array([1]))
+    with pytest.raises(OverflowError, match="int64"):
+        fn.merge_accumulators([a, a.copy()])
+    with pytest.raises(OverflowError, match="int64"):
+        fn.add_inputs(fn.create_accumulator(), [a, a.copy()])
+
+
 def test_compute_bleu_in_a_user_pipeline():
     from apache_beam.runners.portability.fn_api_runner import FnApiRunner
     from apache_beam.testing.util import assert_that, equal_to

@@ -359,3 +359,29 @@ def test_large_grouping_sets_are_left_to_the_group_table(tmp_path):
     rc, _, err = run_cli("--input", SHARDS, "--group-by", "line", "--json-groups-limit", "5",
                          "--output", tmp_path / "r2.json", "--progress", "off")
     assert rc == 0 and len(load(tmp_path / "r2.json")["groups"]) == 30
+
+
+def _invalid_utf8_strings(values):
+    """A string array holding the given bytes unvalidated (Parquet does not check UTF-8 either)."""
+    import numpy as np
+
+    data = b"".join(values)
+    offsets = np.cumsum([0] + [len(v) for v in values]).astype(np.int32)
+    return pa.Array.from_buffers(pa.string(), len(values), [None, pa.py_buffer(offsets.tobytes()),
+                                                            pa.py_buffer(data)])
+
+
+@pytest.mark.parametrize("flags,column", [
+    (["--group-by", "dom"], "dom"),
+    (["--confidence", "--confidence-n", "10", "--id-column", "seg"], "seg"),
+])
+def test_invalid_utf8_in_a_key_column_names_file_row_and_column(tmp_path, flags, column):
+    bad = [b"news", b"web", b"caf\xe9", b"news"]  # row 2 is Latin-1, not UTF-8
+    f = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"candidate": ["a b c"] * 4, "references": [["a b c"]] * 4,
+                             "dom": _invalid_utf8_strings(bad if column == "dom" else [b"x"] * 4),
+                             "seg": _invalid_utf8_strings(bad if column == "seg" else [b"1", b"2", b"3", b"4"])}), f)
+    rc, out, err = run_cli("--input", f, *flags, "--output", tmp_path / "r.json", "--progress", "off")
+    assert rc == 1, err
+    assert error_line(err) == f"beambleu: error: {f}: row 2, column '{column}': invalid UTF-8"
+    assert out == "" and sorted(os.listdir(tmp_path)) == ["in.parquet"]
