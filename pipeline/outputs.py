@@ -11,7 +11,6 @@ and the JSON document last; on any failure the staging paths are removed.
 
 from __future__ import annotations
 
-import io
 import json
 from dataclasses import dataclass
 from typing import Dict, List, Optional
@@ -39,6 +38,10 @@ class OutputConfig:
     commit_in_job: bool = False
     #: with a group table, grouping sets of more groups stay out of the JSON document
     json_groups_limit: Optional[int] = None
+    #: scored groups, one Parquet part per (grouping set, shard), read by the final step
+    parts_tmp: Optional[str] = None
+    #: what the driver prints when the job has ended (never committed)
+    summary_tmp: Optional[str] = None
 
     @classmethod
     def staged(cls, output=None, groups_output=None, sentence_output=None, commit_in_job=False,
@@ -46,8 +49,9 @@ class OutputConfig:
         def tmp(path):
             return ownership.staging_path(path) if path else None
 
+        anchor = output or groups_output or sentence_output
         return cls(output, groups_output, sentence_output, tmp(output), tmp(groups_output), tmp(sentence_output),
-                   commit_in_job, json_groups_limit)
+                   commit_in_job, json_groups_limit, tmp(anchor), tmp(anchor))
 
     def pairs(self):
         """(staged, target, kind) in commit order: the per-pair directory first, the JSON last."""
@@ -63,6 +67,9 @@ class OutputConfig:
     def remove_staged(self) -> None:
         for staged, _, _ in self.pairs():
             ownership.remove_tree(staged)
+        for path in (self.parts_tmp, self.summary_tmp):
+            if path:
+                ownership.remove_tree(path)
 
 
 def exists(path: str) -> bool:
@@ -85,35 +92,6 @@ def _write(path: str, data: bytes) -> None:
         fh.write(data)
 
 
-def groups_table(groups: List[Dict], spec: InputSpec, order: int) -> pa.Table:
-    key_cols = []
-    for gs in spec.group_by:
-        for c in gs:
-            if c not in key_cols:
-                key_cols.append(c)
-    rows = {"group_by": [",".join(g["group_by"]) for g in groups]}
-    for c in key_cols:
-        rows[c] = [g["key"].get(c) for g in groups]
-    for name in ("score", "bp", "ratio", "sys_len", "ref_len", "n_pairs", "nrefs", "signature"):
-        rows[name] = [g[name] for g in groups]
-    for name in ("confidence_mean", "confidence_low", "confidence_high", "confidence_half_width", "baseline",
-                 "p_value", "difference"):
-        if any(name in g for g in groups):
-            rows[name] = [g.get(name) for g in groups]
-    for n in range(order):
-        rows[f"counts_{n + 1}"] = [g["counts"][n] for g in groups]
-        rows[f"totals_{n + 1}"] = [g["totals"][n] for g in groups]
-        rows[f"precision_{n + 1}"] = [g["precisions"][n] for g in groups]
-    # key columns mix strings, ints and nulls across grouping sets: keep each column's own type
-    arrays = {}
-    for name, values in rows.items():
-        try:
-            arrays[name] = pa.array(values)
-        except (pa.ArrowInvalid, pa.ArrowTypeError):
-            arrays[name] = pa.array([None if v is None else str(v) for v in values], pa.string())
-    return pa.table(arrays)
-
-
 def _csv_field(value) -> str:
     """One CSV field: strings always quoted (so "" is the empty string), null an empty unquoted
     field, numbers as Python writes them (floats round-trip exactly), booleans true/false."""
@@ -126,24 +104,104 @@ def _csv_field(value) -> str:
     return '"' + str(value).replace('"', '""') + '"'
 
 
-def table_bytes(table: pa.Table, path: str) -> bytes:
-    """The group table as Parquet, or as CSV that reads back to the same table with
-    ``pyarrow.csv.read_csv(path, convert_options=ConvertOptions(column_types=<the Parquet
-    schema>, strings_can_be_null=True, quoted_strings_can_be_null=False))``."""
-    if path.endswith(".csv"):
-        out = io.StringIO()
-        out.write(",".join(c if c and not set(c) & set(',"\r\n') else _csv_field(c)
-                           for c in table.column_names) + "\n")
-        for batch in table.to_batches(max_chunksize=65536):
-            columns = [col.to_pylist() for col in batch.columns]
-            for row in zip(*columns):
-                out.write(",".join(map(_csv_field, row)) + "\n")
-        return out.getvalue().encode("utf-8")
-    import pyarrow.parquet as pq
+def _csv_line(values) -> str:
+    return ",".join(map(_csv_field, values)) + "\n"
 
-    sink = pa.BufferOutputStream()
-    pq.write_table(table, sink)
-    return sink.getvalue().to_pybytes()
+
+class TableWriter:
+    """The group table, streamed chunk by chunk: Parquet, or CSV that reads back to the same table
+    with ``pyarrow.csv.read_csv(path, convert_options=ConvertOptions(column_types=<the Parquet
+    schema>, strings_can_be_null=True, quoted_strings_can_be_null=False))``."""
+
+    def __init__(self, path: str, staged: str, schema: pa.Schema):
+        from apache_beam.io.filesystems import FileSystems
+
+        self.csv = path.endswith(".csv")
+        self.fh = FileSystems.create(staged, compression_type="uncompressed")
+        if self.csv:
+            self.writer = None
+            self.fh.write(",".join(c if c and not set(c) & set(',"\r\n') else _csv_field(c)
+                                   for c in schema.names).encode("utf-8") + b"\n")
+        else:
+            import pyarrow.parquet as pq
+
+            self.writer = pq.ParquetWriter(self.fh, schema)
+
+    def write(self, table: pa.Table) -> None:
+        if self.writer is not None:
+            self.writer.write_table(table)
+            return
+        columns = [col.to_pylist() for col in table.columns]
+        self.fh.write("".join(_csv_line(row) for row in zip(*columns)).encode("utf-8"))
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+        self.fh.close()
+
+
+class _PartReader:
+    """One sorted part: its key tuples (for the merge), and its rows taken in order."""
+
+    def __init__(self, path: str, key_names: List[str]):
+        self.path, self.key_names = path, key_names
+        self._rows = self._batches(None)
+        self._buffer: Optional[pa.Table] = None
+
+    def _batches(self, columns):
+        from apache_beam.io.filesystems import FileSystems
+        import pyarrow.parquet as pq
+
+        with FileSystems.open(self.path, compression_type="uncompressed") as fh:
+            yield from pq.ParquetFile(fh).iter_batches(batch_size=4096, columns=columns)
+
+    def keys(self, index: int):
+        from .grouptable import canonical_sort_key
+
+        row = 0
+        for batch in self._batches(self.key_names):
+            for key in zip(*(c.to_pylist() for c in batch.columns)):
+                yield canonical_sort_key(key), index, row
+                row += 1
+
+    def take_next(self, n: int) -> pa.Table:
+        pieces = []
+        while n > 0:
+            if self._buffer is None or self._buffer.num_rows == 0:
+                self._buffer = pa.Table.from_batches([next(self._rows)])
+            piece = self._buffer.slice(0, n)
+            self._buffer = self._buffer.slice(piece.num_rows)
+            pieces.append(piece)
+            n -= piece.num_rows
+        return pa.concat_tables(pieces)
+
+
+def merged_parts(paths: List[str], key_names: List[str], chunk_rows: int = 8192):
+    """The rows of sorted parts in global canonical key order, as tables of up to ``chunk_rows``
+    rows; memory: about one batch per part. Each part is consumed in order, so the rows a chunk
+    takes from a part are that part's next ones."""
+    import heapq
+    import itertools
+
+    readers = [_PartReader(p, key_names) for p in paths]
+    order = heapq.merge(*(r.keys(i) for i, r in enumerate(readers)))
+    while True:
+        picked = [i for _, i, _ in itertools.islice(order, chunk_rows)]
+        if not picked:
+            return
+        counts: Dict[int, int] = {}
+        for i in picked:
+            counts[i] = counts.get(i, 0) + 1
+        start, pieces, at = {}, [], 0
+        for i in sorted(counts):
+            pieces.append(readers[i].take_next(counts[i]))
+            start[i], at = at, at + counts[i]
+        taken = dict.fromkeys(counts, 0)
+        perm = []
+        for i in picked:
+            perm.append(start[i] + taken[i])
+            taken[i] += 1
+        yield pa.concat_tables(pieces).take(pa.array(perm, pa.int64()))
 
 
 def finish_sentence_dir(parts: List[str], cfg: OutputConfig, meta: Dict) -> int:
@@ -180,20 +238,19 @@ def commit(cfg: OutputConfig) -> List[str]:
         else:
             ownership.commit_file(staged, target)
         written.append(target)
+    if cfg.parts_tmp:
+        ownership.remove_tree(cfg.parts_tmp)
     return written
 
 
-def grouping_sets(groups: List[Dict], spec: InputSpec, cfg: OutputConfig) -> List[Dict]:
+def grouping_sets(counts: Dict[int, int], spec: InputSpec, cfg: OutputConfig) -> List[Dict]:
     """Per grouping set: how many groups, and whether the JSON document lists them (all of them
     are in the group table; with a table, a set of more than ``json_groups_limit`` groups is left
     to it)."""
-    counts: Dict[tuple, int] = {}
-    for g in groups:
-        counts[tuple(g["group_by"])] = counts.get(tuple(g["group_by"]), 0) + 1
     limit = cfg.json_groups_limit if cfg.groups_output else None
     out = []
-    for gs in spec.group_by:
-        n = counts.get(tuple(gs), 0)
+    for g, gs in enumerate(spec.group_by):
+        n = counts.get(g, 0)
         entry = {"group_by": list(gs), "groups": n, "in_document": limit is None or n <= limit}
         if not entry["in_document"]:
             entry["see"] = cfg.groups_output
@@ -224,53 +281,97 @@ def prepare_staging(cfg: OutputConfig) -> None:
             FileSystems.mkdirs(staged)
         else:
             _write(staged, PLACEHOLDER)
+    if cfg.parts_tmp:
+        FileSystems.mkdirs(cfg.parts_tmp)
 
 
 class Finalize:
-    """The final step: called once with every combined element; stages then commits all outputs."""
+    """The final step: called once with the corpus accumulator, the list of scored group parts
+    and the per-pair parts; streams the group table and the JSON document from the parts in
+    canonical key order (memory: a batch per part, not the number of groups), stages all
+    outputs, and commits them when the job commits itself (``--detach``)."""
 
-    def __init__(self, bleu: Bleu, spec: InputSpec, cfg: OutputConfig, inputs: Dict, sig=None):
-        self.bleu, self.spec, self.cfg, self.inputs, self.sig = bleu, spec, cfg, inputs, sig
+    def __init__(self, bleu: Bleu, spec: InputSpec, cfg: OutputConfig, inputs: Dict, sig=None, schema=None):
+        self.bleu, self.spec, self.cfg, self.inputs, self.sig, self.schema = bleu, spec, cfg, inputs, sig, schema
 
     def __call__(self, elements):
-        from .transforms import scored
+        from .results import JSON_COLUMN, bleu_dict
 
         cfg = self.cfg
         try:
-            stats = [e for e in elements if e[0][0] != "__part__"]
-            parts = [e[0][1] for e in elements if e[0][0] == "__part__"]
-            corpus, groups = scored(self.bleu, self.spec, stats, self.sig)
-            if corpus is None:
+            corpus_acc, parts, sentence = None, {}, []
+            for e in elements:
+                if e[0] == "corpus":
+                    corpus_acc = e[1]
+                elif e[0] == "part":
+                    parts.setdefault(e[1], []).append((e[2], e[3]))
+                else:
+                    sentence.append(e[1])
+            if corpus_acc is None:
                 raise ValueError("no pairs were scored")
-            document = {
-                "signature": corpus["signature"],
-                "corpus": corpus,
-                "groups": groups,
-                "grouping_sets": grouping_sets(groups, self.spec, cfg),
-                "inputs": {**self.inputs, "pairs": corpus["n_pairs"]},
-            }
-            left = {tuple(gs["group_by"]) for gs in document["grouping_sets"] if not gs["in_document"]}
-            if left:
-                document["groups"] = [g for g in groups if tuple(g["group_by"]) not in left]
+            corpus = bleu_dict(self.bleu, corpus_acc, self.sig)
+            corpus.pop("_replicates", None)
+            counts = {g: sum(n for _, n in ps) for g, ps in parts.items()}
+            sets = grouping_sets(counts, self.spec, cfg)
+            head = {"signature": corpus["signature"], "corpus": corpus, "grouping_sets": sets,
+                    "inputs": {**self.inputs, "pairs": corpus["n_pairs"]}}
             if self.sig is not None and self.sig.n_boot:
-                document["bootstrap"] = {"n": self.sig.n_boot, "seed": self.sig.seed, "method": "poisson",
-                                         "paired": self.sig.paired, "baseline": self.sig.baseline,
-                                         "system_column": "system" if self.spec.wide else self.sig.system_column}
+                head["bootstrap"] = {"n": self.sig.n_boot, "seed": self.sig.seed, "method": "poisson",
+                                     "paired": self.sig.paired, "baseline": self.sig.baseline,
+                                     "system_column": "system" if self.spec.wide else self.sig.system_column}
             if cfg.sentence_output:
-                document["inputs"]["sentence_parts"] = len({p.rsplit("/", 1)[-1] for p in parts})
+                head["inputs"]["sentence_parts"] = len({p.rsplit("/", 1)[-1] for p in sentence})
                 if exists(cfg.sentence_tmp):
-                    finish_sentence_dir(parts, cfg, {"pairs": corpus["n_pairs"], "corpus": corpus})
-            if cfg.groups_output and exists(cfg.groups_tmp):
-                table = groups_table(groups, self.spec, self.bleu.max_ngram_order)
-                _write(cfg.groups_tmp, table_bytes(table, cfg.groups_output))
-            if cfg.output and exists(cfg.output_tmp):
-                _write(cfg.output_tmp, (json.dumps(document, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
-            if cfg.commit_in_job:
+                    finish_sentence_dir(sentence, cfg, {"pairs": corpus["n_pairs"], "corpus": corpus})
+            table = TableWriter(cfg.groups_output, cfg.groups_tmp, self.schema) \
+                if cfg.groups_output and exists(cfg.groups_tmp) else None
+            doc = _JsonWriter(cfg.output_tmp, head) if cfg.output and exists(cfg.output_tmp) else None
+            shown = []  # the first groups, for the driver's summary
+            for g, gs in enumerate(self.spec.group_by):
+                paths = [p for p, _ in sorted(parts.get(g, []))]
+                for chunk in merged_parts(paths, list(gs)):
+                    if table is not None:
+                        table.write(chunk.drop_columns([JSON_COLUMN]))
+                    if (doc is not None and sets[g]["in_document"]) or len(shown) < SUMMARY_GROUPS:
+                        texts = chunk.column(JSON_COLUMN).to_pylist()
+                        if doc is not None and sets[g]["in_document"]:
+                            doc.groups(texts)
+                        shown += [json.loads(t) for t in texts[:SUMMARY_GROUPS - len(shown)]]
+            if table is not None:
+                table.close()
+            if doc is not None:
+                doc.close()
+            if cfg.commit_in_job:  # nobody waits to print a summary
                 commit(cfg)
+            else:
+                _write(cfg.summary_tmp, json.dumps({"corpus": corpus, "groups": shown, "grouping_sets": sets},
+                                                   ensure_ascii=False).encode("utf-8"))
         except BaseException:
             _reset_staged(cfg)
             raise
         yield {"corpus_score": corpus["score"], "pairs": corpus["n_pairs"]}
+
+
+class _JsonWriter:
+    """The JSON document with its ``groups`` last, streamed: one group object per line."""
+
+    def __init__(self, path: str, head: Dict):
+        from apache_beam.io.filesystems import FileSystems
+
+        self.fh = FileSystems.create(path, compression_type="uncompressed")
+        text = json.dumps(head, indent=1, ensure_ascii=False)
+        self.fh.write((text[:-2] + ',\n "groups": [').encode("utf-8"))
+        self.first = True
+
+    def groups(self, texts: List[str]) -> None:
+        if texts:
+            sep = "\n  " if self.first else ",\n  "
+            self.fh.write((sep + ",\n  ".join(texts)).encode("utf-8"))
+            self.first = False
+
+    def close(self) -> None:
+        self.fh.write(b"\n ]\n}\n" if not self.first else b"]\n}\n")
+        self.fh.close()
 
 
 def _reset_staged(cfg: OutputConfig) -> None:
@@ -303,26 +404,20 @@ def _score_line(head: str, d: Dict) -> str:
 
 
 def summary_lines(cfg: OutputConfig) -> List[str]:
-    """What ``beambleu run`` prints on stdout when the job has ended, read back from what it
-    wrote: the corpus score in sacrebleu's text form, then the first groups."""
-    if cfg.output:
-        doc = json.loads(_read(cfg.output).decode("utf-8"))
-        corpus, groups = doc["corpus"], doc["groups"]
-    elif cfg.sentence_output:
-        corpus, groups = ownership.read_manifest(cfg.sentence_output)["corpus"], []
-    else:
-        corpus, groups = None, []
-    lines = [_score_line(f"{corpus['name']}|{corpus['signature']}", corpus)] if corpus else []
-    for g in groups[:SUMMARY_GROUPS]:
+    """What ``beambleu run`` prints on stdout when the job has ended (from the summary the final
+    step left beside the outputs, which this removes): the corpus score in sacrebleu's text form,
+    then the first groups, and where the rest are."""
+    try:
+        summary = json.loads(_read(cfg.summary_tmp).decode("utf-8"))
+    finally:
+        ownership.remove_tree(cfg.summary_tmp)
+    corpus, groups = summary["corpus"], summary["groups"]
+    lines = [_score_line(f"{corpus['name']}|{corpus['signature']}", corpus)]
+    for g in groups:
         key = ",".join(f"{c}={'null' if g['key'][c] is None else g['key'][c]}" for c in g["group_by"])
         lines.append(_score_line(f"{key}: {g['name']}", g))
-    more = len(groups) - SUMMARY_GROUPS
-    where = cfg.output if cfg.output else cfg.groups_output
-    if more > 0:
-        lines.append(f"... and {more:,} more groups in {where}")
-    elif not cfg.output and cfg.groups_output:
-        lines.append(f"group scores: {cfg.groups_output}")
-    for gs in doc.get("grouping_sets", []) if cfg.output else []:
-        if not gs["in_document"]:
-            lines.append(f"{','.join(gs['group_by'])}: {gs['groups']:,} groups in {gs['see']}")
+    total = sum(gs["groups"] for gs in summary["grouping_sets"])
+    if total > len(groups):  # the group table has every group; without it, the JSON document has
+        where = cfg.groups_output or cfg.output or "no output (give --output or --groups-output)"
+        lines.append(f"... and {total - len(groups):,} more groups in {where}")
     return lines

@@ -73,6 +73,25 @@ def check_args(args) -> None:
         raise UsageError("--baseline is for --paired-bs")
 
 
+def key_types(spec: InputSpec, schema) -> dict:
+    """The group table's key columns and their Arrow types, from the input schema: strings (and
+    dictionaries of strings) as string, uint64 as uint64, other integers as int64."""
+    import pyarrow as pa
+
+    types = {}
+    for gs in spec.group_by:
+        for c in gs:
+            if c in types:
+                continue
+            if spec.wide and c == "system":
+                types[c] = pa.string()
+                continue
+            t = schema.field(c).type
+            t = t.value_type if pa.types.is_dictionary(t) else t
+            types[c] = pa.string() if not pa.types.is_integer(t) else (pa.uint64() if t == pa.uint64() else pa.int64())
+    return types
+
+
 def significance_config(args):
     from .significance import n_boot
     from .transforms import Significance
@@ -156,7 +175,8 @@ def _run_job(args, beam_argv, spec, bleu, sig, opts, runner_obj, out_cfg, dry_ru
     from . import ownership
     from .inputs import plan
     from .outputs import Finalize, commit, prepare_staging, summary_lines
-    from .transforms import ComputeBleu, ReadPairs
+    from . import results
+    from .transforms import ComputeBleu, ReadPairs, ScoreShards
 
     t0 = time.monotonic()
     the_plan = plan(args.input, spec)
@@ -179,15 +199,16 @@ def _run_job(args, beam_argv, spec, bleu, sig, opts, runner_obj, out_cfg, dry_ru
     batches = p | "ReadPairs" >> ReadPairs(the_plan.items, spec.columns, args.batch_size, the_plan.total_rows,
                                            progress)
     computed = batches | "ComputeBleu" >> ComputeBleu(bleu, spec, args.null_candidate, out_cfg.sentence_tmp,
-                                                      sig.n_boot, sig.seed)
+                                                      sig.n_boot, sig.seed, sig.system_column)
+    stats = computed["stats"] if out_cfg.sentence_tmp else computed
+    schema = results.table_schema(key_types(spec, the_plan.schema), bleu.max_ngram_order, sig)
+    scored = stats | "ScoreShards" >> beam.ParDo(ScoreShards(bleu, spec, sig, schema, out_cfg.parts_tmp))
     if out_cfg.sentence_tmp:
-        parts = computed["sentence_parts"] | "PartKeys" >> beam.Map(lambda path: (("__part__", path), None))
-        everything = (computed["stats"], parts) | "Flatten" >> beam.Flatten()
-    else:
-        everything = computed
-    _ = (everything
+        parts = computed["sentence_parts"] | "PartPaths" >> beam.Map(lambda path: ("sentence", path))
+        scored = (scored, parts) | "Flatten" >> beam.Flatten()
+    _ = (scored  # the corpus accumulator and the paths of the parts: small, whatever the number of groups
          | "Gather" >> beam.CombineGlobally(beam.combiners.ToListCombineFn()).without_defaults()
-         | "Write" >> beam.FlatMap(Finalize(bleu, spec, out_cfg, inputs, sig)))
+         | "Write" >> beam.FlatMap(Finalize(bleu, spec, out_cfg, inputs, sig, schema)))
     t1 = time.monotonic()
     result = None
     guard.pipeline = p

@@ -1,9 +1,12 @@
-"""The Beam skin: CombineFn, DoFns and the composite transforms.
+"""The Beam skin: DoFns and the composite transforms.
 
 ``ComputeBleu`` is usable from other pipelines: it takes a PCollection of Arrow record batches
 (or ``(source, first_row, RecordBatch)`` triples, which let errors name file and row) and
-returns ``((grouping_set_index, key_tuple), accumulator)`` pairs; grouping set ``-1`` with key
-``()`` is the whole corpus. ``scored(...)`` turns those into BLEU dictionaries.
+returns ``((grouping_set_index, shard), GroupTable)`` pairs combined by one
+:class:`~pipeline.grouptable.GroupTableCombineFn`; grouping set ``-1``, shard 0 (``CORPUS_KEY``)
+is the whole corpus, one row. Each batch yields a few compact tables (one per grouping set and
+shard), not one element per group, so the number of groups costs memory only in the combined
+tables themselves. ``ScoreShards`` scores a combined table into a result part.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence
 
 import apache_beam as beam
 import numpy as np
@@ -22,10 +25,21 @@ from bleu_core import BatchInputError, Bleu
 from bleu_core.batch import nrefs_per_row
 
 from . import accumulate as acc_ops
+from . import grouptable, results
+from .results import Significance, bleu_dict  # noqa: F401  (part of this module's API)
 from .inputs import InputSpec, PipelineInputError, WorkItem, read_batches
 
-CORPUS_KEY = (-1, ())
+#: the corpus: grouping set -1, one shard
+CORPUS_KEY = (-1, 0)
 NAMESPACE = "beambleu"
+#: shards per grouping set: combined tables and result parts are per (grouping set, shard), so the
+#: work and the memory of the last steps spread over workers, whatever the number of groups
+N_SHARDS = 16
+
+
+def corpus_table(acc: np.ndarray) -> grouptable.GroupTable:
+    """The corpus accumulator as a one-row group table (key column ``__corpus__``, null)."""
+    return grouptable.GroupTable(pa.table({"__corpus__": pa.nulls(1)}), acc.reshape(1, -1))
 
 
 class BleuStatsCombineFn(beam.CombineFn):
@@ -70,6 +84,7 @@ class StatsConfig:
     sentence_dir: Optional[str] = None  # temporary directory for per-pair parts
     n_boot: int = 0  # bootstrap replicates per accumulator (0: none)
     seed: int = 12345
+    system_column: str = "system"  # left out of the shard hash: a system and its baseline share a shard
 
 
 def _as_triple(element):
@@ -122,21 +137,22 @@ class BatchToStats(beam.DoFn):
         nrefs = nrefs_per_row(refs)  # a row without any reference is reported by the kernel
         need_rows = bool(spec.group_by) or cfg.sentence_dir is not None or cfg.n_boot > 0
         group_cols = {c: batch.column(c) for c in spec.group_columns}
+        for c, col in group_cols.items():
+            bad = acc_ops.first_invalid_utf8(col) if not pa.types.is_integer(col.type) else None
+            if bad is not None:
+                self.rejected.inc()
+                raise PipelineInputError(f"{source}: row {first_row + bad}, column {c!r}: invalid UTF-8")
         row_keys = self._row_keys(source, first_row, batch) if cfg.n_boot else None
-        # each grouping set's keys and row -> key index: the same for every candidate column
+        # each grouping set's rows -> group index (groups in canonical key order): the same for
+        # every candidate column
         sets = []
         for g, gs in enumerate(spec.group_by):
             real = [c for c in gs if not (spec.wide and c == "system")]
             if real:
-                try:
-                    keys, inverse = acc_ops.group_rows([group_cols[c] for c in real])
-                except acc_ops.KeyDecodeError as exc:
-                    self.rejected.inc()
-                    raise PipelineInputError(f"{source}: row {first_row + exc.row}, column {real[exc.column]!r}: "
-                                             "invalid UTF-8") from None
+                inverse, first = grouptable.group_ids([group_cols[c] for c in real])
             else:
-                keys, inverse = [()], np.zeros(batch.num_rows, dtype=np.int64)
-            sets.append((g, gs, keys, inverse))
+                inverse, first = np.zeros(batch.num_rows, dtype=np.int64), np.zeros(1, dtype=np.int64)
+            sets.append((g, gs, inverse, first))
         for cand_col in spec.candidate_columns:
             cands = batch.column(cand_col)
             if cands.null_count:
@@ -153,25 +169,27 @@ class BatchToStats(beam.DoFn):
                 self._fail(source, first_row, exc, cand_col)
             self.pairs.inc(batch.num_rows)
             self.batches.inc()
-            if need_rows:
-                self.tokens.inc(int(stats[:, 0].sum()))
-                boot = self._bootstrap(stats, row_keys, sets) if cfg.n_boot else None
-                yield CORPUS_KEY, acc_ops.from_rows(stats, nrefs, None if boot is None else boot[0])
-                offset = 1
-                for g, gs, keys, inverse in sets:
-                    part = None if boot is None else boot[offset:offset + len(keys)]
-                    offset += len(keys)
-                    accs = acc_ops.accumulate_groups(stats, nrefs, inverse, len(keys), part)
-                    for key, acc in zip(keys, accs):
-                        values = iter(key)
-                        full = tuple(cand_col if (spec.wide and c == "system") else next(values) for c in gs)
-                        yield (g, full), acc
-                if cfg.sentence_dir is not None:
-                    yield beam.pvalue.TaggedOutput(
-                        self.SENTENCE_PARTS, self._write_part(source, first_row, batch, cand_col, stats))
-            else:
+            if not need_rows:
                 self.tokens.inc(int(stats[0]))
-                yield CORPUS_KEY, acc_ops.from_totals(stats, nrefs)
+                yield CORPUS_KEY, corpus_table(acc_ops.from_totals(stats, nrefs))
+                continue
+            self.tokens.inc(int(stats[:, 0].sum()))
+            boot = self._bootstrap(stats, row_keys, sets) if cfg.n_boot else None
+            yield CORPUS_KEY, corpus_table(acc_ops.from_rows(stats, nrefs, None if boot is None else boot[0]))
+            offset = 1
+            for g, gs, inverse, first in sets:
+                part = None if boot is None else boot[offset:offset + len(first)]
+                offset += len(first)
+                keys = [pa.array([cand_col] * batch.num_rows, pa.string()) if spec.wide and c == "system"
+                        else group_cols[c] for c in gs]
+                table = grouptable.GroupTable.from_rows(keys, stats, nrefs, part, (inverse, first), names=list(gs))
+                system = self.config.system_column
+                shards = grouptable.shard_of(table.keys, N_SHARDS, exclude=system if system in gs else None)
+                for shard, piece in grouptable.split_by_shard(table, shards).items():
+                    yield (g, int(shard)), piece
+            if cfg.sentence_dir is not None:
+                yield beam.pvalue.TaggedOutput(
+                    self.SENTENCE_PARTS, self._write_part(source, first_row, batch, cand_col, stats))
 
     def _row_keys(self, source, first_row, batch) -> np.ndarray:
         """Each row's identity for the bootstrap weights: the --id-column value, else file and row."""
@@ -201,9 +219,9 @@ class BatchToStats(beam.DoFn):
         cfg = self.config
         group_sets = [np.zeros(len(stats), dtype=np.int64)]
         offset = 1
-        for _, _, keys, inverse in sets:
+        for _, _, inverse, first in sets:
             group_sets.append(inverse + offset)
-            offset += len(keys)
+            offset += len(first)
         return bootstrap.bootstrap_totals(stats, row_keys, cfg.n_boot, cfg.seed, group_sets, offset)
 
     def _write_part(self, source, first_row, batch, cand_col, stats):
@@ -274,26 +292,56 @@ class ReadRowGroups(beam.DoFn):
 
 
 class ComputeBleu(beam.PTransform):
-    """Arrow batches -> ((grouping set, key), accumulator), combined per key.
+    """Arrow batches -> ((grouping set, shard), GroupTable), combined per key by one
+    :class:`~pipeline.grouptable.GroupTableCombineFn`: the corpus is ``CORPUS_KEY`` (one row, see
+    :func:`corpus_table`), and each grouping set's groups are spread over ``N_SHARDS`` shards by a
+    stable hash of their key. ``grouptable.iter_rows`` gives a table's (key, accumulator) pairs.
 
     With ``sentence_dir`` set the result is a dict of two PCollections:
     ``{"stats": ..., "sentence_parts": ...}``.
     """
 
     def __init__(self, bleu: Bleu, spec: Optional[InputSpec] = None, null_candidate: str = "error",
-                 sentence_dir: Optional[str] = None, n_boot: int = 0, seed: int = 12345):
+                 sentence_dir: Optional[str] = None, n_boot: int = 0, seed: int = 12345,
+                 system_column: str = "system"):
         super().__init__()
-        self.config = StatsConfig(bleu, spec or InputSpec(), null_candidate, sentence_dir, n_boot, seed)
+        spec = spec or InputSpec()
+        self.config = StatsConfig(bleu, spec, null_candidate, sentence_dir, n_boot, seed,
+                                  "system" if spec.wide else system_column)
 
     def expand(self, batches):
         fn = BatchToStats(self.config)
-        combine = BleuStatsCombineFn(self.config.bleu.max_ngram_order, self.config.n_boot)
+        combine = grouptable.GroupTableCombineFn()
         if self.config.sentence_dir is None:
             partial = batches | "BatchToStats" >> beam.ParDo(fn)
             return partial | "Combine" >> beam.CombinePerKey(combine)
         outs = batches | "BatchToStats" >> beam.ParDo(fn).with_outputs(BatchToStats.SENTENCE_PARTS, main="stats")
         stats = outs.stats | "Combine" >> beam.CombinePerKey(combine)
         return {"stats": stats, "sentence_parts": outs[BatchToStats.SENTENCE_PARTS]}
+
+
+class ScoreShards(beam.DoFn):
+    """((grouping set, shard), combined table) -> ``("corpus", accumulator)`` for the corpus, or
+    ``("part", grouping set, path, n_groups)`` after writing the shard's scored groups (the group
+    table's rows and each group's JSON object, in canonical key order) as one Parquet part."""
+
+    def __init__(self, bleu: Bleu, spec: InputSpec, sig: Significance, schema: pa.Schema, parts_dir: str):
+        self.bleu, self.spec, self.sig, self.schema, self.parts_dir = bleu, spec, sig, schema, parts_dir
+
+    def process(self, element):
+        from apache_beam.io.filesystems import FileSystems
+        import pyarrow.parquet as pq
+
+        (g, shard), table = element
+        if g == -1:
+            yield "corpus", table.accs[0]
+            return
+        system = "system" if self.spec.wide else self.sig.system_column
+        docs = results.score_groups(self.bleu, self.spec.group_by[g], table, self.sig, system)
+        path = FileSystems.join(self.parts_dir, f"set-{g:04d}-shard-{shard:04d}.parquet")
+        with FileSystems.create(path) as fh:  # a retried bundle writes the same file again
+            pq.write_table(results.part_table(docs, self.schema), fh, row_group_size=4096)
+        yield "part", g, path, len(docs)
 
 
 class ReadPairs(beam.PTransform):
@@ -311,74 +359,3 @@ class ReadPairs(beam.PTransform):
                 | "Spread" >> beam.Reshuffle()
                 | "ReadRowGroups" >> beam.ParDo(ReadRowGroups(self.columns, self.batch_size, self.total_rows,
                                                               self.progress)))
-
-
-@dataclass(frozen=True)
-class Significance:
-    """What ``scored`` adds from the bootstrap replicates (all off by default)."""
-
-    n_boot: int = 0
-    seed: int = 12345
-    paired: bool = False
-    baseline: Optional[str] = None
-    system_column: str = "system"
-
-
-def bleu_dict(bleu: Bleu, acc: np.ndarray, sig: Optional[Significance] = None) -> Dict:
-    from .significance import interval
-
-    order = bleu.max_ngram_order
-    n_boot = sig.n_boot if sig else 0
-    score = bleu.score(acc_ops.stats_of(acc, order), acc_ops.nrefs_of(acc), n_bootstrap=n_boot or None,
-                       seed=sig.seed if n_boot else None)
-    d = score.to_dict()
-    if n_boot:
-        boot = acc_ops.boot_of(acc, order)
-        if boot.shape[0] != n_boot:
-            raise ValueError(f"accumulator holds {boot.shape[0]} bootstrap replicates, expected {n_boot}")
-        d.update(interval(bleu, boot))
-    d["n_pairs"] = acc_ops.n_pairs(acc)
-    return d
-
-
-def _sort_key(value):
-    return (value is not None, type(value).__name__, value if value is not None else 0)
-
-
-def scored(bleu: Bleu, spec: InputSpec, elements, sig: Optional[Significance] = None) -> Tuple[Dict, List[Dict]]:
-    """(corpus BLEU dict, group BLEU dicts in a stable order) from combined accumulators; with
-    ``sig.paired``, every group whose grouping set includes the system column is tested
-    against the baseline's group with the same other key values."""
-    from .significance import paired, strip_replicates
-
-    corpus = None
-    groups = []
-    keys_docs = []  # ((grouping set, key tuple), its dict): for finding each group's baseline
-    for (g, key), acc in elements:
-        if g == -1:
-            corpus = bleu_dict(bleu, acc, sig)
-        else:
-            cols = spec.group_by[g]
-            d = {"group_by": list(cols), "key": dict(zip(cols, key)), **bleu_dict(bleu, acc, sig)}
-            groups.append((g, tuple(_sort_key(v) for v in key), d))
-            keys_docs.append(((g, tuple(key)), d))
-    groups.sort(key=lambda t: (t[0], t[1]))
-    docs = [d for _, _, d in groups]
-    if sig is not None and sig.paired:
-        system = "system" if spec.wide else sig.system_column
-        index = {(g, key): d for (g, key), d in keys_docs}
-        for (g, key), d in keys_docs:
-            cols = spec.group_by[g]
-            if system not in cols:
-                continue
-            base = index.get((g, tuple(sig.baseline if c == system else v for c, v in zip(cols, key))))
-            d["baseline"] = sig.baseline
-            if d["key"][system] == sig.baseline:
-                d["p_value"] = None
-            elif base is None:
-                d["p_value"] = None
-                d["paired_note"] = "the baseline has no pairs in this group"
-            else:
-                d.update(paired(d, base))
-    strip_replicates(docs + ([corpus] if corpus else []))
-    return corpus, docs

@@ -92,7 +92,7 @@ def test_compute_bleu_in_a_user_pipeline():
     bleu = Bleu()
     with beam.Pipeline(runner=FnApiRunner()) as p:
         scores = (p | beam.Create(batches) | ComputeBleu(bleu)
-                  | beam.Map(lambda kv: (kv[0], bleu_dict(bleu, kv[1])["score"])))
+                  | beam.Map(lambda kv: (kv[0], bleu_dict(bleu, kv[1].accs[0])["score"])))
         assert_that(scores, equal_to([(CORPUS_KEY, expected)]))
 
 
