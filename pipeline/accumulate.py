@@ -1,4 +1,4 @@
-"""Accumulators and per-batch grouping: plain numpy, no Beam (the CombineFn wraps these).
+"""Accumulators: plain numpy, no Beam (:mod:`pipeline.grouptable` holds many of them and combines them).
 
 An accumulator is one int64 vector::
 
@@ -7,51 +7,32 @@ An accumulator is one int64 vector::
 
 Everything but the last two entries adds; ``nrefs_min``/``nrefs_max`` take min/max (they make
 the signature's ``nrefs``: one number, or ``var``). The zero has ``nrefs_min = INT64_MAX`` and
-``nrefs_max = 0``, so merging is commutative and associative with an identity. Without
+``nrefs_max = 0`` (see :func:`pipeline.grouptable._zeros`), so merging is commutative and
+associative with an identity. Without
 ``--confidence``/``--paired-bs`` B is 0; with them the replicate block holds B weighted totals
 (see :mod:`bleu_core.bootstrap`), so an accumulator's size is O(B), whatever the corpus size.
 
 Sums are exact or fail: every added entry of an accumulator is a count in 0 .. 2**63 - 1
 (:func:`from_totals` checks its inputs, :func:`from_rows`/:func:`accumulate_groups` sum with
-:func:`bleu_core.stats.column_sums`, :func:`merge_into` keeps the invariant), and a sum that
+:func:`bleu_core.stats.column_sums`, :mod:`pipeline.grouptable` keeps the invariant), and a sum that
 would leave int64 raises OverflowError instead of wrapping.
 """
 
 from __future__ import annotations
 
-from typing import List, Optional, Sequence, Tuple
+from typing import Optional, Sequence
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from bleu_core.score import stat_names
-from bleu_core.stats import checked_add, column_sums
+from bleu_core.stats import column_sums
 
 INT64_MAX = np.iinfo(np.int64).max
 
 
 def width(order: int, n_boot: int = 0) -> int:
     return (2 + 2 * order) * (1 + n_boot) + 3
-
-
-def zero(order: int, n_boot: int = 0) -> np.ndarray:
-    acc = np.zeros(width(order, n_boot), dtype=np.int64)
-    acc[-2] = INT64_MAX
-    return acc
-
-
-def merge_into(acc: np.ndarray, other: np.ndarray) -> np.ndarray:
-    """acc <- acc (+) other, in place; returns acc. Raises OverflowError (acc unchanged) if a
-    sum would exceed int64: both operands' added entries are in 0 .. 2**63 - 1, so a wrapped
-    int64 sum is negative and :func:`bleu_core.stats.checked_add` catches it exactly."""
-    checked_add(acc[:-2], other[:-2], out=acc[:-2], what="merging BLEU accumulators",
-                name=lambda i: f"entry {i} of {len(acc)}")
-    if other[-2] < acc[-2]:
-        acc[-2] = other[-2]
-    if other[-1] > acc[-1]:
-        acc[-1] = other[-1]
-    return acc
 
 
 def stats_of(acc: np.ndarray, order: int) -> np.ndarray:
@@ -115,16 +96,6 @@ def group_key_type_ok(t: pa.DataType) -> bool:
     return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_integer(t)
 
 
-class KeyDecodeError(ValueError):
-    """A group key value that is not valid UTF-8 (Parquet does not validate strings): ``row`` is
-    its index in the batch, ``column`` the position of its column in :func:`group_rows`'s
-    ``columns``."""
-
-    def __init__(self, row: int, column: int):
-        self.row, self.column = row, column
-        super().__init__(f"row {row}, group column {column}: invalid UTF-8")
-
-
 def first_invalid_utf8(array) -> Optional[int]:
     """Index of the first value of ``array`` (string, large_string or dictionary<string>, or a
     ChunkedArray of them) that is not valid UTF-8, else None (always None for other types).
@@ -166,54 +137,6 @@ def _invalid_utf8(array: pa.Array) -> Optional[np.ndarray]:
             except UnicodeDecodeError:
                 mask[i] = True
     return mask
-
-
-def group_rows(columns: Sequence[pa.Array]) -> Tuple[List[tuple], np.ndarray]:
-    """Distinct key tuples of the rows and each row's index into them.
-
-    Keys are exact for any number of columns and values: integers of any width and sign come
-    back as Python ints, strings as str, and null is a key value of its own (distinct from ""
-    and 0). Raises :class:`KeyDecodeError` for a string that is not valid UTF-8.
-
-    Each column is dictionary-encoded (index ``idx < card``), and the combined code of a row is
-    ``code * card + idx``. Every code is below ``bound``, the product of the cardinalities so
-    far, so the step cannot wrap while ``bound * card <= 2**63 - 1``; before a step that could,
-    the codes are re-densified (replaced by their rank among the distinct codes, so ``bound``
-    becomes the number of distinct keys so far, at most the number of rows). The key of a group
-    is read from any one of its rows.
-    """
-    n = len(columns[0])
-    code = np.zeros(n, dtype=np.int64)
-    bound = 1
-    encoded = []
-    for col in columns:
-        if pa.types.is_dictionary(col.type):
-            col = col.cast(col.type.value_type)
-        if isinstance(col, pa.ChunkedArray):
-            col = col.combine_chunks()
-        enc = pc.dictionary_encode(col, null_encoding="encode")
-        idx = np.asarray(enc.indices, dtype=np.int64)
-        card = max(len(enc.dictionary), 1)
-        if bound * card > INT64_MAX:
-            distinct, code = np.unique(code, return_inverse=True)
-            code, bound = code.reshape(-1), len(distinct)
-        code = code * card + idx
-        bound *= card
-        encoded.append((col, idx, enc.dictionary))
-    distinct, inverse = np.unique(code, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    representative = np.empty(len(distinct), dtype=np.int64)
-    representative[inverse] = np.arange(n)
-    parts = []
-    for position, (col, idx, dictionary) in enumerate(encoded):
-        try:
-            parts.append(dictionary.take(pa.array(idx[representative])).to_pylist())
-        except UnicodeDecodeError:
-            row = first_invalid_utf8(col)
-            if row is None:
-                raise
-            raise KeyDecodeError(row, position) from None
-    return list(zip(*parts)), inverse
 
 
 def accumulate_groups(rows: np.ndarray, nrefs: np.ndarray, inverse: np.ndarray, n_groups: int,

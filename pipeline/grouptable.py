@@ -26,20 +26,16 @@ negative result is an overflow and raises ``OverflowError``.
 
 from __future__ import annotations
 
-import heapq
-import os
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import apache_beam as beam
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from . import accumulate
 
 INT64_MAX = accumulate.INT64_MAX
-ACC_COLUMN = "__acc__"  # the accumulator column of a Parquet part (always the last column)
 _CHUNK = 1 << 16  # rows per vectorised step where a step allocates per-row temporaries
 
 Columns = Union[pa.Table, Sequence[Union[pa.Array, pa.ChunkedArray]]]
@@ -522,37 +518,3 @@ def iter_rows(table: GroupTable, batch_rows: int = _CHUNK) -> Iterator[Tuple[tup
     for s in range(0, len(table), batch_rows):
         keys = table.keys.slice(s, batch_rows)
         yield from zip(zip(*(c.to_pylist() for c in keys.columns)), table.accs[s:s + batch_rows])
-
-
-def to_arrow(table: GroupTable) -> pa.Table:
-    """The key columns and one ``fixed_size_list<int64>[width]`` column ``__acc__`` (last)."""
-    accs = pa.FixedSizeListArray.from_arrays(pa.array(table.accs.reshape(-1)), table.width)
-    return pa.Table.from_arrays(table.keys.columns + [accs], names=table.names + [ACC_COLUMN])
-
-
-PART_ROW_GROUP_ROWS = 8192  # small: a k-way merge of parts holds one decoded row group per part
-
-
-def write_part(table: GroupTable, path: str, row_group_rows: int = PART_ROW_GROUP_ROWS) -> None:
-    """The table, in canonical order, as one Parquet file (see :func:`to_arrow`)."""
-    pq.write_table(to_arrow(table), path, row_group_size=row_group_rows)
-
-
-def _part_rows(path: str, batch_rows: int) -> Iterator[Tuple[tuple, tuple, np.ndarray]]:
-    for batch in pq.ParquetFile(path).iter_batches(batch_size=batch_rows):
-        acc = batch.column(batch.num_columns - 1)
-        accs = np.asarray(acc.flatten()).reshape(len(acc), acc.type.list_size)
-        keys = zip(*(batch.column(j).to_pylist() for j in range(batch.num_columns - 1)))
-        for key, a in zip(keys, accs):
-            yield canonical_sort_key(key), key, a
-
-
-def merge_sorted_parts(paths: Sequence[Union[str, os.PathLike]], batch_rows: int = 4096
-                       ) -> Iterator[Tuple[tuple, np.ndarray]]:
-    """``(key tuple, accumulator)`` of Parquet parts written by :func:`write_part` (each in canonical
-    order, e.g. one per shard), in global canonical order; memory: about one row group and one batch
-    per part. Equal keys
-    in several parts come out next to each other, not summed."""
-    streams = [_part_rows(os.fspath(p), batch_rows) for p in paths]
-    for _, key, acc in heapq.merge(*streams, key=lambda row: row[0]):
-        yield key, acc

@@ -42,40 +42,6 @@ def corpus_table(acc: np.ndarray) -> grouptable.GroupTable:
     return grouptable.GroupTable(pa.table({"__corpus__": pa.nulls(1)}), acc.reshape(1, -1))
 
 
-class BleuStatsCombineFn(beam.CombineFn):
-    """Sums BLEU accumulators (see :mod:`pipeline.accumulate`): commutative, associative, exact."""
-
-    def __init__(self, max_ngram_order: int = 4, n_boot: int = 0):
-        self.order = max_ngram_order
-        self.n_boot = n_boot
-
-    def create_accumulator(self):
-        return acc_ops.zero(self.order, self.n_boot)
-
-    def add_input(self, accumulator, element):
-        return acc_ops.merge_into(accumulator, element)
-
-    def add_inputs(self, accumulator, elements):
-        for element in elements:
-            acc_ops.merge_into(accumulator, element)
-        return accumulator
-
-    def merge_accumulators(self, accumulators):
-        accumulators = iter(accumulators)
-        first = next(accumulators, None)
-        if first is None:
-            return self.create_accumulator()
-        for other in accumulators:  # only the first is mutated
-            acc_ops.merge_into(first, other)
-        return first
-
-    def compact(self, accumulator):
-        return accumulator
-
-    def extract_output(self, accumulator):
-        return accumulator
-
-
 @dataclass(frozen=True)
 class StatsConfig:
     bleu: Bleu

@@ -1,4 +1,5 @@
-"""BleuStatsCombineFn: commutative, associative, with an identity; ComputeBleu in a user's pipeline."""
+"""The pipeline's CombineFn on real statistics: any partition, any order, the corpus score; ComputeBleu in a
+user's pipeline."""
 
 import random
 import subprocess
@@ -12,7 +13,8 @@ beam = pytest.importorskip("apache_beam")
 
 from bleu_core import Bleu, corpus_bleu  # noqa: E402
 from pipeline import accumulate as acc_ops  # noqa: E402
-from pipeline.transforms import CORPUS_KEY, BleuStatsCombineFn, ComputeBleu, bleu_dict  # noqa: E402
+from pipeline.grouptable import GroupTableCombineFn  # noqa: E402
+from pipeline.transforms import CORPUS_KEY, ComputeBleu, bleu_dict, corpus_table  # noqa: E402
 
 from .oracle import REPO  # noqa: E402
 from .strategies import corpus  # noqa: E402
@@ -48,36 +50,13 @@ def test_any_partition_any_order_same_result(data, seed):
     bleu = Bleu()
     rows = bleu.batch_stats(cands, refs)
     nrefs = np.array([sum(r is not None for r in rr) for rr in refs])
-    elements = [acc_ops.from_rows(rows[i:i + 1], nrefs[i:i + 1]) for i in range(len(rows))]
-    fn = BleuStatsCombineFn(4)
-    reference = _combine_partitioned(fn, [e.copy() for e in elements], random.Random(0))
+    elements = [corpus_table(acc_ops.from_rows(rows[i:i + 1], nrefs[i:i + 1])) for i in range(len(rows))]
+    fn = GroupTableCombineFn()
+    reference = _combine_partitioned(fn, elements, random.Random(0))
     for k in range(3):
-        got = _combine_partitioned(fn, [e.copy() for e in elements], random.Random(seed + k))
-        np.testing.assert_array_equal(got, reference)
-    assert bleu_dict(bleu, reference)["score"] == corpus_bleu(cands, refs).score
-
-
-def test_identity_and_merge_mutates_only_first():
-    fn = BleuStatsCombineFn(4)
-    a = acc_ops.from_rows(np.array([[3, 4, 2, 1, 0, 0, 3, 2, 1, 0]]), np.array([2]))
-    b = acc_ops.from_rows(np.array([[1, 1, 1, 0, 0, 0, 1, 0, 0, 0]]), np.array([1]))
-    b_before = b.copy()
-    merged = fn.merge_accumulators([a, b])
-    assert merged is a and np.array_equal(b, b_before)
-    assert acc_ops.nrefs_of(merged) == "var" and acc_ops.n_pairs(merged) == 2
-    z = fn.create_accumulator()
-    np.testing.assert_array_equal(fn.merge_accumulators([z, merged.copy()]), merged)
-    np.testing.assert_array_equal(fn.merge_accumulators([merged.copy(), fn.create_accumulator()]), merged)
-
-
-def test_merging_accumulators_past_int64_raises():
-    """Two groups whose totals are each valid but whose sum leaves int64: an error, not a wrap."""
-    fn = BleuStatsCombineFn(4)
-    a = acc_ops.from_totals(np.full(10, 2**62 + 2**61, np.int64), np.array([1]))
-    with pytest.raises(OverflowError, match="int64"):
-        fn.merge_accumulators([a, a.copy()])
-    with pytest.raises(OverflowError, match="int64"):
-        fn.add_inputs(fn.create_accumulator(), [a, a.copy()])
+        got = _combine_partitioned(fn, elements, random.Random(seed + k))
+        np.testing.assert_array_equal(got.accs, reference.accs)
+    assert bleu_dict(bleu, reference.accs[0])["score"] == corpus_bleu(cands, refs).score
 
 
 def test_compute_bleu_in_a_user_pipeline():

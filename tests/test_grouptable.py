@@ -259,15 +259,26 @@ def test_split_by_shard_partitions_in_canonical_order():
 
 @settings(max_examples=30, deadline=None)
 @given(grouped_rows(), st.integers(1, 6), st.integers(1, 5))
-def test_merge_sorted_parts_equals_sorted_rows(tmp_path_factory, case, n_parts, batch_rows):
+def test_merged_parts_come_out_in_canonical_order(tmp_path_factory, case, n_parts, chunk_rows):
+    """outputs.merged_parts: sorted Parquet parts (one per shard, as the final step reads them)
+    merged into one sequence in canonical key order, every row once."""
+    import pyarrow.parquet as pq
+
+    from pipeline.outputs import merged_parts
+
     types, names, rows = case
     table = block_table(types, names, rows)
     folder = tmp_path_factory.mktemp("parts")
     paths = []
     for s, part in gt.split_by_shard(table, gt.shard_of(table.keys, n_parts)).items():
-        paths.append(folder / f"part-{s}.parquet")
-        gt.write_part(part, str(paths[-1]), row_group_rows=3)
-    got = [(key, acc.tolist()) for key, acc in gt.merge_sorted_parts(paths, batch_rows=batch_rows)]
+        paths.append(str(folder / f"part-{s}.parquet"))
+        accs = pa.FixedSizeListArray.from_arrays(pa.array(part.accs.reshape(-1)), part.width)
+        pq.write_table(part.keys.append_column("acc", accs), paths[-1], row_group_size=3)
+    got = []
+    for chunk in merged_parts(paths, list(names), chunk_rows=chunk_rows):
+        assert chunk.num_rows <= chunk_rows
+        keys = zip(*(chunk.column(n).to_pylist() for n in names))
+        got += [(tuple(k), a) for k, a in zip(keys, chunk.column("acc").to_pylist())]
     assert got == [(tuple(k), v) for k, v in py_group_by(rows)]
 
 
