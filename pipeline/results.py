@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, Iterator, List, Optional, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -99,19 +99,25 @@ def table_row(d: Dict, schema: pa.Schema) -> Dict:
 
 
 def score_groups(bleu: Bleu, group_by: Sequence[str], table: grouptable.GroupTable,
-                 sig: Optional[Significance] = None, system_column: str = "system") -> List[Dict]:
-    """The JSON objects of one combined table's groups, in its (canonical) key order, with the
-    paired test against the baseline's group of the same other key values when asked."""
+                 sig: Optional[Significance] = None, system_column: str = "system",
+                 chunk_rows: int = 4096) -> Iterator[List[Dict]]:
+    """The JSON objects of one combined table's groups, in its (canonical) key order, a chunk at a
+    time (memory: a chunk, plus the baseline's groups when testing), with the paired test against
+    the baseline's group of the same other key values when asked."""
+    from .significance import paired
+
+    testing = sig is not None and sig.paired and system_column in group_by
+    pos = list(group_by).index(system_column) if testing else None
+    baselines = {}  # other key values -> the baseline's group, with its replicate scores
+    if testing:
+        for key, acc in grouptable.iter_rows(table):
+            if key[pos] == sig.baseline:
+                baselines[key[:pos] + key[pos + 1:]] = bleu_dict(bleu, acc, sig)
     docs = []
-    index = {}
-    for key, acc in grouptable.iter_rows(table):
+    for key, acc in grouptable.iter_rows(table, chunk_rows):
         d = {"group_by": list(group_by), "key": dict(zip(group_by, key)), **bleu_dict(bleu, acc, sig)}
-        index[tuple(key)] = d
-        docs.append(d)
-    if sig is not None and sig.paired and system_column in group_by:
-        pos = list(group_by).index(system_column)
-        for key, d in index.items():
-            base = index.get(key[:pos] + (sig.baseline,) + key[pos + 1:])
+        if testing:
+            base = baselines.get(key[:pos] + key[pos + 1:])
             d["baseline"] = sig.baseline
             if key[pos] == sig.baseline:
                 d["p_value"] = None
@@ -119,12 +125,14 @@ def score_groups(bleu: Bleu, group_by: Sequence[str], table: grouptable.GroupTab
                 d["p_value"] = None
                 d["paired_note"] = "the baseline has no pairs in this group"
             else:
-                from .significance import paired
-
                 d.update(paired(d, base))
-    for d in docs:
         d.pop("_replicates", None)
-    return docs
+        docs.append(d)
+        if len(docs) == chunk_rows:
+            yield docs
+            docs = []
+    if docs:
+        yield docs
 
 
 def part_table(docs: List[Dict], schema: pa.Schema) -> pa.Table:

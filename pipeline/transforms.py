@@ -303,11 +303,18 @@ class ScoreShards(beam.DoFn):
             yield "corpus", table.accs[0]
             return
         system = "system" if self.spec.wide else self.sig.system_column
-        docs = results.score_groups(self.bleu, self.spec.group_by[g], table, self.sig, system)
         path = FileSystems.join(self.parts_dir, f"set-{g:04d}-shard-{shard:04d}.parquet")
+        n = 0
         with FileSystems.create(path) as fh:  # a retried bundle writes the same file again
-            pq.write_table(results.part_table(docs, self.schema), fh, row_group_size=4096)
-        yield "part", g, path, len(docs)
+            writer = None
+            for docs in results.score_groups(self.bleu, self.spec.group_by[g], table, self.sig, system):
+                part = results.part_table(docs, self.schema)
+                writer = writer or pq.ParquetWriter(fh, part.schema)
+                writer.write_table(part)
+                n += len(docs)
+            if writer is not None:  # a combined table has at least one group
+                writer.close()
+        yield "part", g, path, n
 
 
 class ReadPairs(beam.PTransform):
