@@ -2,12 +2,44 @@
 
 ``beambleu score`` works on text files and never imports Apache Beam; ``beambleu run`` is the
 Beam pipeline over Parquet shards; ``beambleu convert`` makes such shards from text files.
+
+Every error is one line on stderr and an exit code (see :data:`EPILOG`): the command line is
+parsed completely before anything runs (for ``run`` also before Beam's log is diverted, so
+that argparse's message is seen), and an unexpected exception is shown as one line too,
+unless ``BEAMBLEU_DEBUG`` is set.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import sys
+from typing import List, Optional, Tuple
+
+EPILOG = ("Exit codes: 0 done; 1 bad input (one line naming the file, line or row, and column) or an "
+          "unexpected error; 2 bad usage (options, output paths, a missing extra); 130 interrupted. Nothing "
+          "is written unless everything is. An unexpected error is shown as one line: set BEAMBLEU_DEBUG=1 "
+          "to see its traceback.")
+
+
+class Parser(argparse.ArgumentParser):
+    """``argparse`` without abbreviations: ``allow_abbrev=False`` (``--lower`` is not
+    ``--lowercase``) and, which that flag does not do in Python 3.11, no prefix matching of
+    single-dash options either (``-l`` is not ``-lc``, ``-t`` not ``-tok``: sacrebleu's
+    ``-l en-de`` must not mean lowercased BLEU). A one-letter option still takes an attached
+    value (``-sexp``) and one-letter flags still combine (``-bq``). Subparsers are of this class
+    too."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs["allow_abbrev"] = False
+        super().__init__(*args, **kwargs)
+
+    def _get_option_tuples(self, option_string):
+        found = super()._get_option_tuples(option_string)
+        if option_string[1:2] in self.prefix_chars:  # --long: allow_abbrev=False already matched nothing
+            return found
+        return [t for t in found if t[1] == option_string[:2]]  # -x with an attached value only
 
 
 def _version() -> str:
@@ -17,17 +49,19 @@ def _version() -> str:
 
 
 def make_parser(with_run: bool = True) -> argparse.ArgumentParser:
-    from . import convert_command, score_command
+    from . import convert_command, report_command, score_command
 
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="beambleu",
         description="Corpus BLEU exactly as sacrebleu 2.6.0 computes it, from two text files to billions of pairs.",
+        epilog=EPILOG,
     )
     parser.add_argument("--version", "-V", action="version", version=f"beambleu {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     score_command.build_parser(sub.add_parser(
         "score", help="score a system output file against reference files (like `sacrebleu REF -i HYP -m bleu`)",
-        description="Score a system output against one or more references, like `sacrebleu REF... -i HYP -m bleu`."))
+        description="Score a system output against one or more references, like `sacrebleu REF... -i HYP -m bleu`.",
+        epilog=EPILOG))
     if with_run:
         from . import run_command
 
@@ -38,39 +72,21 @@ def make_parser(with_run: bool = True) -> argparse.ArgumentParser:
     else:
         sub.add_parser("run", help="score Parquet shards with the Apache Beam pipeline, per group too",
                        add_help=False)
-    from . import report_command
-
     report_command.build_parser(sub.add_parser(
         "report", help="show a `beambleu run` result as a table (systems x groups), optionally plotted",
         description="Show the result JSON of `beambleu run` as a table: systems x groups, scores with their 95% "
-                    "intervals and significance marks; --plot draws them."))
+                    "intervals and significance marks; --plot draws them.", epilog=EPILOG))
     convert_command.build_parser(sub.add_parser(
         "convert", help="turn sacrebleu-style text files into Parquet shards for `beambleu run`",
-        description="Turn a system output and its reference files into Parquet shards for `beambleu run`."))
+        description="Turn a system output and its reference files into Parquet shards for `beambleu run`.",
+        epilog=EPILOG))
     return parser
 
 
-def main(argv=None) -> int:
+def main(argv: Optional[List[str]] = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     # `run` needs Apache Beam for its options; the other commands must not import it
     is_run = "run" in argv[:1] or (len(argv) > 1 and argv[0].startswith("-") and "run" in argv)
-    if is_run:
-        from .stderr_filter import StderrFilter
-
-        filt = StderrFilter(enabled="--verbose" not in argv)
-        with filt:
-            rc = _main(argv, True, filt)
-        if rc in (0, 1, 2):
-            filt.discard_log()
-        return rc
-    return _main(argv, False, None)
-
-
-def _main(argv, is_run, filt) -> int:
-    from bleu_core.batch import BatchInputError
-
-    from .textfiles import InputError
-
     try:
         parser = make_parser(with_run=is_run)
     except ImportError as exc:
@@ -79,59 +95,85 @@ def _main(argv, is_run, filt) -> int:
         print(f"beambleu: error: `beambleu run` needs Apache Beam: pip install 'beambleu[beam]' ({exc})",
               file=sys.stderr)
         return 2
-    args, extra = parser.parse_known_args(argv)
-    if extra and args.command != "run":
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    try:
-        if args.command == "score":
-            from . import score_command
+    args, extra = parser.parse_known_args(argv)  # argparse's errors: exit 2, on the real stderr
+    # what `run` does not know goes to Beam, whose pipeline options are all --long ones
+    unknown = extra if args.command != "run" else [x for x in extra if re.match(r"-[^-\d]", x)]
+    if unknown:
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    if args.command != "run":
+        return _execute(args, extra, None)[0]
+    from .stderr_filter import StderrFilter
 
-            return score_command.run(args)
-        if args.command == "convert":
-            from . import convert_command
-
-            return convert_command.run(args)
-        if args.command == "report":
-            from . import report_command
-
-            return report_command.run(args)
-        if args.command == "run":
-            return _run(args, extra, filt)
-        parser.error(f"unknown command {args.command!r}")  # pragma: no cover
-    except (InputError, BatchInputError) as exc:
-        print(f"beambleu: error: {exc}", file=sys.stderr)
-        return 1
-    except (ValueError, TypeError, RuntimeError, FileExistsError) as exc:
-        print(f"beambleu: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:  # pragma: no cover
-        return 130
-    except BrokenPipeError:  # pragma: no cover - e.g. `| head`
-        return 0
+    filt = StderrFilter(enabled=not args.verbose)
+    with filt:
+        rc, unexpected = _execute(args, extra, filt)
+    if not unexpected:  # else the message names the log
+        filt.discard_log()
+    return rc
 
 
-def _run(args, extra, filt) -> int:
+def _dispatch(args, extra) -> int:
+    if args.command == "score":
+        from . import score_command
+
+        return score_command.run(args)
+    if args.command == "convert":
+        from . import convert_command
+
+        return convert_command.run(args)
+    if args.command == "report":
+        from . import report_command
+
+        return report_command.run(args)
     from . import run_command
-    from .inputs import PipelineInputError
+
+    return run_command.run(args, extra)
+
+
+def _execute(args, extra, filt) -> Tuple[int, bool]:
+    """Run the command: (exit code, whether it failed unexpectedly). Every exception it raises
+    becomes one line on stderr; for ``run``, an unexpected failure names Beam's log."""
+    from bleu_core.batch import BatchInputError
 
     from .errors import UsageError
+    from .ownership import UnsafeOutput
+    from .textfiles import InputError
 
+    input_errors: tuple = (InputError, BatchInputError)
+    if args.command == "run":
+        from .inputs import PipelineInputError
+
+        input_errors += (PipelineInputError,)
     try:
-        return run_command.run(args, extra)
-    except UsageError as exc:  # checked before the job: bad usage, one line
-        print(f"beambleu: error: {exc}", file=sys.stderr)
-        return 2
-    except PipelineInputError as exc:
-        print(f"beambleu: error: {exc.message}", file=sys.stderr)
-        return 1
-    except Exception as exc:  # unexpected: keep Beam's log and say where it is
-        lines = [ln.strip() for ln in str(exc).strip().splitlines() if ln.strip()] or [type(exc).__name__]
-        first = lines[0]
-        if first.endswith(":") and len(lines) > 1:  # "Pipeline has validations errors:" and its list
-            first = " ".join(lines[:4])
-        where = f" (Beam's log: {filt.keep_log()})" if filt is not None and filt.enabled else ""
-        print(f"beambleu: error: the job failed: {first}{where}", file=sys.stderr)
-        return 1
+        return _dispatch(args, extra), False
+    except (UsageError, UnsafeOutput) as exc:
+        _say(str(exc))
+        return 2, False
+    except input_errors as exc:
+        _say(getattr(exc, "message", str(exc)))
+        return 1, False
+    except KeyboardInterrupt:
+        return 130, False
+    except BrokenPipeError:  # pragma: no cover - e.g. `| head`
+        return 0, False
+    except Exception as exc:  # noqa: BLE001 - a bug or the environment: one line, and how to see more
+        if os.environ.get("BEAMBLEU_DEBUG"):
+            raise
+        lines = [ln.strip() for ln in str(exc).strip().splitlines() if ln.strip()]
+        if args.command == "run":
+            first = lines[0] if lines else type(exc).__name__
+            if first.endswith(":") and len(lines) > 1:  # "Pipeline has validations errors:" and its list
+                first = " ".join(lines[:4])
+            where = f"; Beam's log: {filt.keep_log()}" if filt is not None and filt.enabled else ""
+            _say(f"the job failed: {first}{where} (BEAMBLEU_DEBUG=1 shows the traceback)")
+        else:
+            what = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+            _say(f"unexpected error: {what} (BEAMBLEU_DEBUG=1 shows the traceback)")
+        return 1, True
+
+
+def _say(message: str) -> None:
+    print(f"beambleu: error: {message}", file=sys.stderr)
 
 
 if __name__ == "__main__":

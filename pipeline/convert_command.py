@@ -2,90 +2,148 @@
 
 Rows: ``candidate`` (string), ``references`` (list<string>), ``line`` (int64, 1-based line
 number: a stable segment id), and one string column per ``--set key=value``. Files are read
-exactly as ``beambleu score`` reads them.
+exactly as ``beambleu score`` reads them, once each, streaming.
+
+The output owns its path (:mod:`pipeline.ownership`): ``-o x.parquet`` is written to a staged
+file beside it and renamed into place; ``-o DIR`` gets its ``part-NNNNN.parquet`` shards and a
+manifest listing them in a staged directory that then replaces DIR by one rename, so an
+earlier, larger conversion leaves no stale parts. ``--overwrite`` replaces only a regular file
+or a directory beambleu wrote. On any error or interruption nothing is left behind.
 """
 
 from __future__ import annotations
 
-import itertools
 import os
-import uuid
+import sys
+from typing import Callable, Dict, List, Tuple
 
-from .textfiles import InputError, check_same_length, iter_pairs
+from .errors import UsageError
+from .ownership import Target, check_outputs, commit_dir, commit_file, remove_tree, staging_path, write_manifest
+from .textfiles import InputError, add_max_line_bytes, iter_chunks
 
 
 def build_parser(p):
-    p.add_argument("refs", nargs="+", metavar="REF", help="reference file(s), one segment per line")
-    p.add_argument("--input", "-i", required=True, metavar="HYP", help="system output file")
+    p.add_argument("refs", nargs="+", metavar="REF", help="reference file(s), one segment per line (.gz ok)")
+    p.add_argument("--input", "-i", required=True, metavar="HYP", help="system output file (- for standard input)")
     p.add_argument("--output", "-o", required=True, metavar="PATH",
-                   help="a .parquet file, or a directory that gets part-NNNNN.parquet shards")
+                   help="a .parquet file, or a directory that gets part-NNNNN.parquet shards and beambleu's "
+                        "manifest")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="a constant string column, e.g. --set system=alpha --set langpair=en-de (repeatable)")
     p.add_argument("--rows-per-shard", type=int, default=1_000_000, metavar="N",
                    help="rows per shard when --output is a directory (default: %(default)s)")
     p.add_argument("--row-group-size", type=int, default=50_000, metavar="N",
                    help="rows per Parquet row group (default: %(default)s)")
-    p.add_argument("--overwrite", action="store_true", help="replace existing output files")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace an earlier output of beambleu (a file, or a directory with its manifest)")
+    add_max_line_bytes(p)
     return p
 
 
-def parse_sets(items):
-    out = {}
+def parse_sets(items: List[str]) -> Dict[str, str]:
+    out: Dict[str, str] = {}
     reserved = {"candidate", "references", "line"}
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key:
-            raise ValueError(f"--set {item!r}: expected KEY=VALUE")
+            raise UsageError(f"--set {item!r}: expected KEY=VALUE")
         if key in reserved or key in out:
-            raise ValueError(f"--set {item!r}: column {key!r} is {'reserved' if key in reserved else 'given twice'}")
+            raise UsageError(f"--set {item!r}: column {key!r} is {'reserved' if key in reserved else 'given twice'}")
         out[key] = value
     return out
 
 
 def run(args) -> int:
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     sets = parse_sets(args.set)
     if args.rows_per_shard < 1 or args.row_group_size < 1:
-        raise ValueError("--rows-per-shard and --row-group-size must be at least 1")
-    n = check_same_length(args.input, args.refs)
+        raise UsageError("--rows-per-shard and --row-group-size must be at least 1")
     single = args.output.endswith(".parquet")
-    n_shards = 1 if single else -(-n // args.rows_per_shard)
-    targets = [args.output] if single else [os.path.join(args.output, f"part-{i:05d}.parquet") for i in range(n_shards)]
-    for t in targets:
-        if os.path.exists(t) and not args.overwrite:
-            raise InputError(t, "exists (use --overwrite to replace it)")
-    os.makedirs(os.path.dirname(os.path.abspath(targets[0])), exist_ok=True)
+    check_outputs([Target("--output", args.output, "file" if single else "dir")], [args.input, *args.refs],
+                  args.overwrite)
     schema = pa.schema([("candidate", pa.string()), ("references", pa.list_(pa.string())), ("line", pa.int64())]
                        + [(k, pa.string()) for k in sets])
-    pairs = iter_pairs(args.input, args.refs)
-    line = 0
-    tmps = []
+    target = os.path.abspath(args.output)
+    created = _make_parents(target, args.output)
+    staged = staging_path(target)
+    blocks = iter_chunks([args.input], args.refs, args.max_line_bytes, max_rows=args.row_group_size)
     try:
-        for target in targets:
-            per_shard = n if single else args.rows_per_shard
-            tmp = f"{target}.tmp-{uuid.uuid4().hex[:8]}"
-            tmps.append((tmp, target))
-            with pq.ParquetWriter(tmp, schema) as writer:
-                remaining = per_shard
-                while remaining > 0:
-                    chunk = list(itertools.islice(pairs, min(args.row_group_size, remaining)))
-                    if not chunk:
-                        break
-                    cols = {
-                        "candidate": [h for h, _ in chunk],
-                        "references": [r for _, r in chunk],
-                        "line": list(range(line + 1, line + 1 + len(chunk))),
-                        **{k: [v] * len(chunk) for k, v in sets.items()},
-                    }
-                    writer.write_table(pa.table(cols, schema=schema))
-                    line += len(chunk)
-                    remaining -= len(chunk)
-        for tmp, target in tmps:  # only now, when every shard is complete
-            os.replace(tmp, target)
-    finally:
-        for tmp, _ in tmps:
-            if os.path.exists(tmp):
-                os.remove(tmp)
+        if single:
+            _write(blocks, lambda i: staged, sys.maxsize, schema, sets)
+            commit_file(staged, target)
+        else:
+            os.mkdir(staged)
+            n, parts = _write(blocks, lambda i: os.path.join(staged, f"part-{i:05d}.parquet"), args.rows_per_shard,
+                              schema, sets)
+            write_manifest(staged, [os.path.basename(p) for p in parts],
+                           {"command": "beambleu convert", "rows": n, "columns": schema.names,
+                            "input": args.input, "references": args.refs})
+            commit_dir(staged, target)
+    except OSError as exc:  # reading errors are InputErrors already: this is writing (e.g. the disk is full)
+        _undo(staged, created)
+        raise InputError(args.output, f"cannot write: {exc.strerror or exc}") from None
+    except BaseException:
+        _undo(staged, created)
+        raise
     return 0
+
+
+def _write(blocks, part_path: Callable[[int], str], rows_per_part: int, schema, sets) -> Tuple[int, List[str]]:
+    """Write the rows of ``blocks`` to parts of ``rows_per_part`` rows (one row group per block or
+    part boundary); (rows written, part paths)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    written, in_part, parts, writer = 0, 0, [], None
+    try:
+        for systems, refs in blocks:
+            hyps, i = systems[0], 0
+            while i < len(hyps):
+                if writer is None or in_part == rows_per_part:
+                    if writer is not None:
+                        writer.close()
+                    parts.append(part_path(len(parts)))
+                    writer, in_part = pq.ParquetWriter(parts[-1], schema), 0
+                take = min(len(hyps) - i, rows_per_part - in_part)
+                cols = {
+                    "candidate": hyps[i:i + take],
+                    "references": refs[i:i + take],
+                    "line": list(range(written + 1, written + 1 + take)),
+                    **{k: [v] * take for k, v in sets.items()},
+                }
+                writer.write_table(pa.table(cols, schema=schema))
+                i, in_part, written = i + take, in_part + take, written + take
+    finally:
+        if writer is not None:
+            writer.close()
+    return written, parts
+
+
+def _make_parents(target: str, shown: str) -> List[str]:
+    """Create the missing directories above ``target``; the ones created, deepest first."""
+    missing = []
+    parent = os.path.dirname(target)
+    while not os.path.lexists(parent):
+        missing.append(parent)
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        raise UsageError(f"{shown}: --output: {parent} is not a directory")
+    try:
+        for d in reversed(missing):
+            os.mkdir(d)
+    except OSError as exc:
+        _undo(None, missing)
+        raise UsageError(f"{shown}: --output: cannot create {d}: {exc.strerror or exc}") from None
+    return missing
+
+
+def _undo(staged, created: List[str]) -> None:
+    """Remove the staged output and the directories made for it (if still empty)."""
+    if staged:
+        remove_tree(staged)
+    for d in created:
+        try:
+            os.rmdir(d)
+        except OSError:
+            pass

@@ -172,6 +172,8 @@ def check_outputs(targets: Sequence[Target], inputs: Iterable[str], overwrite: b
 def staging_path(target: str, mark: str = STAGING_MARK) -> str:
     """A fresh hidden path beside ``target`` (same directory, so renames stay on one file system),
     naming this process: ``.NAME.beambleu-tmp-PID-RANDOM``."""
+    if not is_url(target):
+        target = os.path.abspath(target)
     sep = "/" if is_url(target) else os.sep
     head, _, name = target.rstrip(sep).rpartition(sep)
     return f"{head}{sep}.{name}{mark}{os.getpid()}-{uuid.uuid4().hex[:12]}"

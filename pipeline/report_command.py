@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Dict, List, Optional, Tuple
 
+from .errors import UsageError
+from .score_command import decimals
 from .significance import ALPHA
 from .textfiles import InputError
 
@@ -28,37 +31,114 @@ def build_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
                         "else the first)")
     p.add_argument("--system-column", default=None, metavar="COL",
                    help="the column naming systems (default: the run's, else 'system')")
-    p.add_argument("--width", "-w", type=int, default=1, help="decimals (default: %(default)s)")
+    p.add_argument("--width", "-w", type=decimals, default=1, help="decimals (default: %(default)s)")
     p.add_argument("--plot", metavar="FILE", default=None,
                    help="also draw the scores with their intervals to FILE (.png, .svg or .pdf; needs "
                         "pip install 'beambleu[plot]')")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing --plot file")
     return p
 
 
 def load(path: str) -> Dict:
+    """The result in ``path``, checked (:func:`check_result`), as a ``beambleu run`` document."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
+        with open(path, "rb") as fh:
+            data = fh.read()
     except OSError as exc:
         raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = len(data[data.rfind(b"\n", 0, exc.start) + 1: exc.start].decode("utf-8", "replace")) + 1
+        raise InputError(path, f"invalid UTF-8 (byte 0x{data[exc.start]:02x})", line, column) from None
+    try:
+        doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(path, f"not JSON: {exc.msg}", exc.lineno, exc.colno) from None
+    except RecursionError:
+        raise InputError(path, "not a result: JSON nested too deeply") from None
     if isinstance(doc, list):
         return from_paired_score(doc, path)
     if isinstance(doc, dict) and "score" in doc and "groups" not in doc:  # `beambleu score` JSON
+        _check_score(doc, path, "")
         return {"signature": doc.get("signature", ""), "corpus": doc, "groups": [],
                 "bootstrap": {"n": doc.get("bs"), "seed": doc.get("seed")}}
     if not isinstance(doc, dict) or "corpus" not in doc or "groups" not in doc:
         raise InputError(path, "not a `beambleu run` or `beambleu score` result (no 'corpus' and 'groups')")
+    check_result(doc, path)
     return doc
+
+
+def _number(v) -> bool:
+    return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
+
+
+def _scalar(v) -> bool:
+    return v is None or isinstance(v, (str, int, float, bool))
+
+
+def _check_score(d, path: str, where: str) -> None:
+    """A score object (the corpus, a group, a system) has what the table and the plot read."""
+    if not isinstance(d, dict):
+        raise InputError(path, f"{where} is not an object")
+    if "score" not in d:
+        raise InputError(path, f"{where} has no 'score'")
+    at = f"{where}: " if where else ""
+    for k in ("score", "confidence_low", "confidence_high", "p_value"):
+        if k in d and not _number(d[k]):
+            raise InputError(path, f"{at}'{k}' is not a number ({json.dumps(d[k])[:40]})")
+    if not isinstance(d.get("signature", ""), str):
+        raise InputError(path, f"{at}'signature' is not a string")
+    if ("confidence_low" in d) != ("confidence_high" in d):
+        raise InputError(path, f"{at}only one of 'confidence_low' and 'confidence_high' is given")
+    if "n_pairs" in d and (not isinstance(d["n_pairs"], int) or isinstance(d["n_pairs"], bool)):
+        raise InputError(path, f"{at}'n_pairs' is not an integer ({json.dumps(d['n_pairs'])[:40]})")
+
+
+def check_result(doc: Dict, path: str) -> None:
+    """A ``beambleu run`` document has the shape and types the report reads (unknown keys are
+    ignored); else an :class:`InputError` naming the file and the first thing wrong."""
+    if not isinstance(doc.get("signature", ""), str):
+        raise InputError(path, "'signature' is not a string")
+    if doc["corpus"] is not None:
+        _check_score(doc["corpus"], path, "corpus")
+    boot = doc.get("bootstrap")
+    if boot is not None:
+        if not isinstance(boot, dict):
+            raise InputError(path, "'bootstrap' is not an object")
+        for k in ("baseline", "system_column"):
+            if not _scalar(boot.get(k)):
+                raise InputError(path, f"bootstrap: '{k}' is not a string")
+    if not isinstance(doc["groups"], list):
+        raise InputError(path, "'groups' is not a list")
+    for i, g in enumerate(doc["groups"]):
+        where = f"groups[{i}]"
+        _check_score(g, path, where)
+        cols = g.get("group_by")
+        if not isinstance(cols, list) or not cols or not all(isinstance(c, str) for c in cols):
+            raise InputError(path, f"{where}: 'group_by' is not a list of column names")
+        key = g.get("key")
+        if not isinstance(key, dict):
+            raise InputError(path, f"{where}: 'key' is not an object")
+        for c in cols:
+            if c not in key:
+                raise InputError(path, f"{where}: 'key' has no value for the column {c!r}")
+            if not _scalar(key[c]):
+                raise InputError(path, f"{where}: 'key' value of {c!r} is not a string, number or null")
 
 
 def from_paired_score(rows, path: str) -> Dict:
     """`beambleu score -i BASE SYS... --paired-bs` JSON as a result with one group per system."""
     groups, baseline, signature = [], None, ""
+    if not rows:
+        raise InputError(path, "an empty list: not a `beambleu score --paired-bs` result")
     for i, row in enumerate(rows):
         if not isinstance(row, dict) or "system" not in row or "BLEU" not in row:
             raise InputError(path, f"entry {i} is not a system's result (no 'system' and 'BLEU')")
+        if not isinstance(row["system"], str):
+            raise InputError(path, f"entry {i}: 'system' is not a string")
+        _check_score(row["BLEU"], path, f"entry {i}: 'BLEU'")
         name = row["system"]
         if name.startswith("Baseline: "):
             name = name[len("Baseline: "):]
@@ -133,14 +213,37 @@ def render(header: List[str], rows: List[List[str]]) -> str:
     return "\n".join([line(header), "  ".join("-" * w for w in widths)] + [line(r) for r in rows])
 
 
-def plot(doc: Dict, cols: List[str], system: str, path: str) -> None:
+def check_plot(args) -> str:
+    """Before anything is read or printed: matplotlib is there, ``--plot`` names a format it
+    writes and a path beambleu may write (:mod:`pipeline.ownership`). Returns the format."""
+    from .ownership import Target, check_outputs
+
     try:
         import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        from matplotlib.backend_bases import FigureCanvasBase
     except ImportError as exc:
-        raise InputError(path, f"--plot needs matplotlib: pip install 'beambleu[plot]' ({exc})") from None
+        raise UsageError(f"--plot needs matplotlib: pip install 'beambleu[plot]' ({exc})") from None
+    check_outputs([Target("--plot", args.plot, "file")], [args.result], args.overwrite)
+    fmt = os.path.splitext(args.plot)[1][1:].lower()
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if fmt not in formats:
+        raise UsageError(f"{args.plot}: --plot: the file name must end in .png, .svg, .pdf or another format "
+                         f"matplotlib {matplotlib.__version__} writes ({', '.join(sorted(formats))})")
+    return fmt
+
+
+def _value(v) -> float:
+    return float("nan") if v is None else v
+
+
+def plot(doc: Dict, cols: List[str], system: str, path: str, fmt: str) -> None:
+    """Draw the grouping set ``cols`` to ``path``: staged beside it, renamed into place when complete."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from .ownership import commit_file, remove_tree, staging_path
     boot = doc.get("bootstrap") or {}
     baseline = boot.get("baseline")
     groups = [g for g in doc["groups"] if g["group_by"] == cols]
@@ -161,9 +264,10 @@ def plot(doc: Dict, cols: List[str], system: str, path: str) -> None:
                         s is not None and g["key"][system] == s and tuple(g["key"][c] for c in others) == x):
                     pts.append((i, g))
         pos = [i - 0.4 + step * (j + 0.5) for i, _ in pts]
-        ys = [g["score"] for _, g in pts]
+        ys = [_value(g["score"]) for _, g in pts]
         if pts and "confidence_low" in pts[0][1]:
-            err = [[g["score"] - g["confidence_low"] for _, g in pts], [g["confidence_high"] - g["score"] for _, g in pts]]
+            err = [[y - _value(g["confidence_low"]) for y, (_, g) in zip(ys, pts)],
+                   [_value(g["confidence_high"]) - y for y, (_, g) in zip(ys, pts)]]
         else:
             err = None
         label = None if s is None else (f"{s} (baseline)" if s == baseline else str(s))
@@ -188,19 +292,29 @@ def plot(doc: Dict, cols: List[str], system: str, path: str) -> None:
         ax.legend(fontsize=8, loc="best")
     fig.text(0.01, 0.01, doc.get("signature", ""), fontsize=6, alpha=0.7)
     fig.tight_layout(rect=(0, 0.03, 1, 1))
+    target = os.path.abspath(path)
+    staged = staging_path(target)
     try:
-        fig.savefig(path)
-    except (OSError, ValueError) as exc:
-        raise InputError(path, f"cannot write the plot: {exc}") from None
+        fig.savefig(staged, format=fmt)
+        commit_file(staged, target)
+    except OSError as exc:
+        remove_tree(staged)
+        raise InputError(path, f"cannot write the plot: {exc.strerror or exc}") from None
+    except BaseException:
+        remove_tree(staged)
+        raise
     finally:
         plt.close(fig)
 
 
 def run(args) -> int:
+    fmt = check_plot(args) if args.plot else None
     doc = load(args.result)
     boot = doc.get("bootstrap") or {}
     system = args.system_column or boot.get("system_column") or "system"
     cols = choose_set(doc, args.group_by, system, args.result)
+    if args.plot and not cols:
+        raise InputError(args.result, "--plot needs groups (or several systems): this result has one score")
     c = doc["corpus"]
     w = args.width
     out = []
@@ -220,10 +334,9 @@ def run(args) -> int:
             notes.append(f"(b): baseline {boot['baseline']}; *: p < {ALPHA} in the paired bootstrap test against it")
         if notes:
             out += [""] + notes
+    if args.plot:  # first: a failure prints no table
+        plot(doc, cols, system, args.plot, fmt)
     print("\n".join(out))
     if args.plot:
-        if not cols:
-            raise InputError(args.result, "--plot needs groups (or several systems): this result has one score")
-        plot(doc, cols, system, args.plot)
         print(f"beambleu: wrote {args.plot}", file=sys.stderr)
     return 0

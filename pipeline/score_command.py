@@ -10,7 +10,8 @@ import argparse
 import json
 import sys
 
-from .textfiles import InputError, check_same_length, iter_pairs
+from .errors import UsageError
+from .textfiles import InputError, add_max_line_bytes, iter_chunks
 
 
 def add_bleu_arguments(p: argparse.ArgumentParser) -> None:
@@ -34,10 +35,18 @@ def add_bleu_arguments(p: argparse.ArgumentParser) -> None:
                    help="leave out orders with no n-grams from the mean (on with --sentence-level)")
 
 
+def decimals(value: str) -> int:
+    """A number of decimals (``--width``): a non-negative integer."""
+    n = int(value)
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, got {n}")
+    return n
+
+
 def add_report_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("report options (as in sacrebleu)")
     g.add_argument("--score-only", "-b", action="store_true", help="print only the score")
-    g.add_argument("--width", "-w", type=int, default=1, help="decimals in text output (default: %(default)s)")
+    g.add_argument("--width", "-w", type=decimals, default=1, help="decimals in text output (default: %(default)s)")
     g.add_argument("--format", "-f", choices=["json", "text"], default="json",
                    help="output format (default: %(default)s); JSON 'score' keeps full precision")
     g.add_argument("--quiet", "-q", action="store_true", help="no warnings on stderr")
@@ -55,20 +64,36 @@ def build_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
     add_significance_arguments(p)
     add_report_arguments(p)
+    add_max_line_bytes(p)
     return p
 
 
 def metric_from_args(args):
+    """The metric the BLEU options ask for; an option value it refuses is a :class:`UsageError`."""
     from bleu_core import Bleu
 
-    return Bleu(
-        tokenize=args.tokenize,
-        lowercase=args.lowercase,
-        smooth_method=args.smooth_method,
-        smooth_value=args.smooth_value,
-        max_ngram_order=args.max_ngram_order,
-        effective_order=args.effective_order or getattr(args, "sentence_level", False),
-    )
+    try:
+        return Bleu(
+            tokenize=args.tokenize,
+            lowercase=args.lowercase,
+            smooth_method=args.smooth_method,
+            smooth_value=args.smooth_value,
+            max_ngram_order=args.max_ngram_order,
+            effective_order=args.effective_order or getattr(args, "sentence_level", False),
+        )
+    except (ValueError, TypeError) as exc:
+        raise UsageError(str(exc)) from None
+
+
+def checked_metric(args):
+    """:func:`metric_from_args`, with its tokenizer made: a missing extra (MeCab) or a wrong
+    dictionary fails here, before any input is read (a :class:`UsageError`)."""
+    metric = metric_from_args(args)
+    try:
+        metric.tokenizer
+    except RuntimeError as exc:
+        raise UsageError(str(exc)) from None
+    return metric
 
 
 def warn_tokenized(hyp_iter_count: int, args) -> None:
@@ -79,70 +104,70 @@ def warn_tokenized(hyp_iter_count: int, args) -> None:
 
 def _check_args(args) -> None:
     if len(args.input) > 1 and not args.paired_bs:
-        raise InputError(args.input[1], "several -i files need --paired-bs (the first is the baseline)")
+        raise UsageError("several -i files need --paired-bs (the first is the baseline)")
     if args.paired_bs and len(args.input) < 2:
-        raise InputError(args.input[0], "--paired-bs needs a baseline and at least one more system (-i BASE SYS...)")
+        raise UsageError("--paired-bs needs a baseline and at least one more system (-i BASE SYS...)")
     if args.sentence_level and (args.confidence or args.paired_bs):
-        raise InputError(args.input[0], "--sentence-level does not combine with --confidence or --paired-bs")
-    if args.input.count("-") > 1 or (args.paired_bs and "-" in args.input):
-        raise InputError("-", "standard input can be read once only; give --paired-bs systems as files")
+        raise UsageError("--sentence-level does not combine with --confidence or --paired-bs")
+    if args.input.count("-") + args.refs.count("-") > 1:
+        raise UsageError("standard input (-) can be read once only")
 
 
-def _system(metric, hyp_path, args, n_boot):
-    """(total statistics, replicate totals or None, sentence lines, tokenized endings) of one system."""
-    import numpy as np
+class _System:
+    """What is added up for one system output: total statistics, replicate totals (or None),
+    sentence lines, the number of lines ending in a tokenized period."""
 
-    from bleu_core import BatchInputError
-    from bleu_core.metric import chunked
+    def __init__(self, path: str):
+        self.path, self.total, self.boot, self.lines, self.tokenized = path, None, None, [], 0
 
-    from .significance import replicates_of_rows, row_keys_for_lines
+    def add(self, metric, hyps, refs, first: int, args, n_boot: int) -> None:
+        import numpy as np
 
-    total, boot, lines, tokenized, done = None, None, [], 0, 0
-    per_row = args.sentence_level or n_boot > 0
-    for hyps, refs in chunked(iter_pairs(hyp_path, args.refs)):
-        tokenized += sum(h.endswith(" .") for h in hyps)
+        from bleu_core import BatchInputError
+
+        from .significance import replicates_of_rows, row_keys_for_lines
+
+        self.tokenized += sum(h.endswith(" .") for h in hyps)
         try:
-            rows = metric.batch_stats(hyps, refs, per_row=per_row)
+            rows = metric.batch_stats(hyps, refs, per_row=args.sentence_level or n_boot > 0)
         except BatchInputError as exc:  # pragma: no cover - text files cannot hold nulls
-            raise InputError(hyp_path, exc.reason, done + exc.row + 1) from None
-        first, done = done, done + len(hyps)
+            raise InputError(self.path, exc.reason, first + exc.row + 1) from None
         if args.sentence_level:
             nrefs = len(args.refs)
-            lines.extend(metric.score(row, nrefs).format(args.width, args.score_only) for row in rows)
-            continue
+            self.lines.extend(metric.score(row, nrefs).format(args.width, args.score_only) for row in rows)
+            return
         if n_boot:
             b = replicates_of_rows(rows, row_keys_for_lines(len(hyps), first), n_boot, args.seed)
-            boot = b if boot is None else boot + b
+            self.boot = b if self.boot is None else self.boot + b
             rows = np.asarray(rows).sum(axis=0)
-        total = rows if total is None else total + rows
-    return total, boot, lines, tokenized
+        self.total = rows if self.total is None else self.total + rows
 
 
 def run(args) -> int:
     from .significance import interval, n_boot as boot_count, paired, strip_replicates
 
     _check_args(args)
-    metric = metric_from_args(args)
-    metric.tokenizer  # fail early (e.g. a MeCab extra missing)
-    for hyp in args.input:
-        check_same_length(hyp, args.refs)
+    metric = checked_metric(args)
     nrefs = len(args.refs)
     n_boot = boot_count(args)
-    results = []
-    for hyp in args.input:
-        results.append((hyp, *_system(metric, hyp, args, n_boot)))
-    warn_tokenized(max(r[4] for r in results), args)
+    systems = [_System(hyp) for hyp in args.input]
+    done = 0
+    for hyps, refs in iter_chunks(args.input, args.refs, args.max_line_bytes):
+        for system, candidates in zip(systems, hyps):
+            system.add(metric, candidates, refs, done, args, n_boot)
+        done += len(refs)
+    warn_tokenized(max(s.tokenized for s in systems), args)
     if args.sentence_level:
-        sys.stdout.write("\n".join(results[0][3]) + "\n")
+        sys.stdout.write("\n".join(systems[0].lines) + "\n")
         return 0
     docs = []
-    for hyp, total, boot, _, _ in results:
-        score = metric.score(total, nrefs, n_bootstrap=n_boot or None, seed=args.seed if n_boot else None)
+    for s in systems:
+        score = metric.score(s.total, nrefs, n_bootstrap=n_boot or None, seed=args.seed if n_boot else None)
         d = score.to_dict()
         if n_boot:
-            ci = interval(metric, boot, args.width)
+            ci = interval(metric, s.boot, args.width)
             d = _with_confidence(d, ci)
-        docs.append((hyp, score, d))
+        docs.append((s.path, score, d))
     if args.paired_bs:
         base = docs[0][2]
         base["p_value"] = None

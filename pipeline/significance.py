@@ -17,11 +17,15 @@ import numpy as np
 
 from bleu_core import bootstrap as bs
 
+from .errors import UsageError
+
 #: p-values below this are marked significant in reports
 ALPHA = 0.05
 
 
-def _positive(value: str) -> int:
+def resample_count(value: str) -> int:
+    """argparse type of --confidence-n and --paired-bs-n; the upper limit, which depends on the
+    metric, is checked by :func:`n_boot`."""
     n = int(value)
     if n < 2:
         raise argparse.ArgumentTypeError(f"needs at least 2 resamples, got {n}")
@@ -32,12 +36,12 @@ def add_significance_arguments(p, run: bool = False) -> None:
     g = p.add_argument_group("confidence and significance (as in sacrebleu, by Poisson bootstrap)")
     g.add_argument("--confidence", action="store_true",
                    help="95%% bootstrap confidence interval of every score")
-    g.add_argument("--confidence-n", type=_positive, default=bs.DEFAULT_N, metavar="B",
+    g.add_argument("--confidence-n", type=resample_count, default=bs.DEFAULT_N, metavar="B",
                    help="resamples for --confidence (default: %(default)s)")
     g.add_argument("--paired-bs", action="store_true",
                    help="paired bootstrap test of every system against the baseline (Koehn 2004, sacrebleu's "
                         "p-value); implies intervals")
-    g.add_argument("--paired-bs-n", type=_positive, default=bs.DEFAULT_N, metavar="B",
+    g.add_argument("--paired-bs-n", type=resample_count, default=bs.DEFAULT_N, metavar="B",
                    help="resamples for --paired-bs, and for its intervals (default: %(default)s)")
     g.add_argument("--seed", type=int, default=bs.DEFAULT_SEED,
                    help="seed of the resampling weights (default: %(default)s, as sacrebleu's)")
@@ -50,12 +54,19 @@ def add_significance_arguments(p, run: bool = False) -> None:
 
 
 def n_boot(args) -> int:
-    """Replicates to draw: 0 when no interval or test was asked for."""
+    """Replicates to draw: 0 when no interval or test was asked for. Checked before any work
+    against :func:`bleu_core.bootstrap.check_replicates` (every group holds all B replicate
+    totals of ``2 + 2 * max_ngram_order`` statistics): a :class:`UsageError` naming the flag."""
     if getattr(args, "paired_bs", False):
-        return args.paired_bs_n
-    if getattr(args, "confidence", False):
-        return args.confidence_n
-    return 0
+        flag, n = "--paired-bs-n", args.paired_bs_n
+    elif getattr(args, "confidence", False):
+        flag, n = "--confidence-n", args.confidence_n
+    else:
+        return 0
+    try:
+        return bs.check_replicates(n, 2 + 2 * getattr(args, "max_ngram_order", 4))
+    except (ValueError, TypeError) as exc:
+        raise UsageError(f"{flag}: {exc}") from None
 
 
 def interval(bleu, boot: np.ndarray, width: int = 1) -> Dict:

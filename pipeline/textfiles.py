@@ -1,22 +1,42 @@
 """Reading sacrebleu-style text files: one segment per line.
 
-Exactly as sacrebleu's command line reads them: UTF-8, lines split on ``\\n`` only (a ``\\r``
-stays in the line until ``rstrip()`` removes it), each line ``rstrip()``-ed, a final newline
-not starting an extra segment, ``.gz`` decompressed transparently. Unlike sacrebleu, bad
-UTF-8 is reported with the file, line and column instead of a traceback.
+Exactly as sacrebleu's command line reads them: UTF-8 (a UTF-8 byte-order mark stays in the
+first segment, as ``open(..., encoding="utf-8")`` keeps it), lines split on ``\\n`` only (a
+``\\r`` stays in the line until ``rstrip()`` removes it), each line ``rstrip()``-ed, a final
+newline not starting an extra segment, ``.gz`` decompressed transparently.
+
+Every file is opened once and all are read in lockstep, a line at a time, so that FIFOs,
+process substitution and ``-`` (standard input) work, and memory is bounded by the block of
+lines handed on (:func:`iter_chunks`): lines longer than ``--max-line-bytes`` are refused, and
+blocks are cut by lines and by bytes. Files of different lengths are found at the end of that
+one pass (the longer files are counted to their end, without keeping anything).
+
+Unlike sacrebleu, bad input is reported with the file, line and column instead of a
+traceback: invalid UTF-8, a UTF-16 or UTF-32 byte-order mark, corrupt or truncated gzip.
 """
 
 from __future__ import annotations
 
+import argparse
+import functools
 import gzip
-import io
-import itertools
 import sys
+import zlib
 from typing import Iterator, List, Sequence, Tuple
+
+#: longest line read, in bytes without its newline (``--max-line-bytes``); a line is held whole
+MAX_LINE_BYTES = 16 << 20
+#: a block handed to the kernel holds at most this many lines, and about this many bytes (all files)
+CHUNK_ROWS = 20_000
+CHUNK_BYTES = 64 << 20
+
+_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32 LE"), (b"\x00\x00\xfe\xff", "UTF-32 BE"),
+         (b"\xff\xfe", "UTF-16 LE"), (b"\xfe\xff", "UTF-16 BE"))
+_BLOCK = 1 << 20
 
 
 class InputError(Exception):
-    """Bad input, reported as one line: ``file: line N: what``."""
+    """Bad input, reported as one line: ``file: line N, column M: what``."""
 
     def __init__(self, path, message, line=None, column=None):
         self.path, self.line, self.column = str(path), line, column
@@ -28,76 +48,130 @@ class InputError(Exception):
         super().__init__(f"{where}: {message}")
 
 
-_STDIN = None
+def byte_count(value: str) -> int:
+    """argparse type of --max-line-bytes."""
+    n = int(value)
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
+    return n
 
 
-def _open(path: str):
-    global _STDIN
-    if path == "-":  # standard input, read once and kept: it is read twice (count, then score)
-        if _STDIN is None:
-            _STDIN = sys.stdin.buffer.read()
-        return io.BytesIO(_STDIN)
-    try:
-        if str(path).endswith(".gz"):
-            fh = gzip.open(path, "rb")
-            fh.peek(1)  # fail here, not mid-stream, if it is not gzip
-            return fh
-        return open(path, "rb")
-    except OSError as exc:
-        raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
+def add_max_line_bytes(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--max-line-bytes", type=byte_count, default=MAX_LINE_BYTES, metavar="N",
+                   help="refuse lines longer than N bytes (default: %(default)s; a line is held in memory "
+                        "whole; not a sacrebleu flag)")
 
 
-def read_segments(path: str) -> Iterator[str]:
-    """Yield the segments of a file, as sacrebleu reads them."""
-    fh = _open(path)
-    with fh:
-        lineno = 0
+class _Segments:
+    """One open input file, read a line at a time."""
+
+    def __init__(self, path: str, max_line_bytes: int, read: List[int]):
+        self.path, self.max_line_bytes, self.n = path, max_line_bytes, 0
+        self._read = read  # bytes read, shared by the files read in lockstep
+        self._fh = self._open()
+
+    def _open(self):
+        if self.path == "-":
+            return sys.stdin.buffer
         try:
-            for lineno, raw in enumerate(fh, 1):
+            return gzip.open(self.path, "rb") if self.path.endswith(".gz") else open(self.path, "rb")
+        except OSError as exc:
+            raise InputError(self.path, f"cannot read: {exc.strerror or exc}") from None
+
+    def _read_error(self, exc: BaseException) -> InputError:
+        """An error while reading line ``n + 1`` (gzip's are found only there, not when opening)."""
+        detail = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        if isinstance(exc, EOFError):
+            what = f"truncated gzip data ({detail})"
+        elif isinstance(exc, (zlib.error, gzip.BadGzipFile)):
+            what = f"corrupt gzip data ({detail})"
+        else:
+            what = f"cannot read: {detail}"
+        return InputError(self.path, what, self.n + 1)
+
+    def __iter__(self) -> Iterator[str]:
+        """The segments, ``rstrip()``-ed; ``self.n`` counts the lines read."""
+        limit = self.max_line_bytes + 1  # a line of max_line_bytes plus its newline
+        read = self._read
+        try:
+            for raw in iter(functools.partial(self._fh.readline, limit), b""):
+                self.n += 1
+                read[0] += len(raw)
+                if len(raw) == limit and raw[-1:] != b"\n":
+                    raise InputError(self.path, f"longer than {self.max_line_bytes} bytes; raise --max-line-bytes "
+                                                "to read it", self.n)
                 try:
                     line = raw.decode("utf-8")
                 except UnicodeDecodeError as exc:
-                    column = len(raw[: exc.start].decode("utf-8", "replace")) + 1
-                    raise InputError(path, f"invalid UTF-8 (byte 0x{raw[exc.start]:02x})", lineno, column) from None
+                    raise self._decode_error(raw, exc) from None
                 yield line.rstrip()
-        except (OSError, EOFError) as exc:
-            raise InputError(path, f"cannot read after line {lineno}: {exc}") from None
+        except (OSError, EOFError, zlib.error) as exc:  # raised by readline (the consumer's never reach here)
+            raise self._read_error(exc) from None
 
+    def _decode_error(self, raw: bytes, exc: UnicodeDecodeError) -> InputError:
+        if self.n == 1:
+            for bom, name in _BOMS:
+                if raw.startswith(bom):
+                    return InputError(self.path, f"starts with a {name} byte-order mark; beambleu reads UTF-8",
+                                      1, 1)
+        column = len(raw[: exc.start].decode("utf-8", "replace")) + 1
+        return InputError(self.path, f"invalid UTF-8 (byte 0x{raw[exc.start]:02x})", self.n, column)
 
-def count_lines(path: str) -> int:
-    """Number of segments (``\\n``-terminated lines, plus an unterminated last one)."""
-    fh = _open(path)
-    n = 0
-    last = b"\n"
-    try:
-        with fh:
+    def count_rest(self) -> int:
+        """Lines read so far plus the lines left, which are counted, not decoded."""
+        n, last = self.n, b"\n"
+        try:
             while True:
-                block = fh.read(1 << 20)
+                block = self._fh.read(_BLOCK)
                 if not block:
                     break
                 n += block.count(b"\n")
                 last = block[-1:]
-    except (OSError, EOFError) as exc:
-        raise InputError(path, f"cannot read: {exc}") from None
-    return n + (last != b"\n")
+        except (OSError, EOFError, zlib.error) as exc:
+            raise self._read_error(exc) from None
+        return n + (last != b"\n")
+
+    def close(self) -> None:
+        if self._fh is not sys.stdin.buffer:
+            self._fh.close()
 
 
-def check_same_length(hyp_path: str, ref_paths: Sequence[str]) -> int:
-    """Every file has the same number of segments (checked before anything is scored)."""
-    n = count_lines(hyp_path)
-    for ref in ref_paths:
-        m = count_lines(ref)
-        if m != n:
-            raise InputError(ref, f"has {m} lines but the system output {hyp_path} has {n}")
-    if n == 0:
-        raise InputError(hyp_path, "is empty: no segments to score")
-    return n
+def iter_chunks(hyp_paths: Sequence[str], ref_paths: Sequence[str], max_line_bytes: int = MAX_LINE_BYTES,
+                max_rows: int = CHUNK_ROWS, max_bytes: int = CHUNK_BYTES
+                ) -> Iterator[Tuple[List[List[str]], List[List[str]]]]:
+    """``([candidates of each system], [references of each row])`` blocks of consecutive lines,
+    every file read once, all in lockstep. A block has at most ``max_rows`` lines and, but for
+    its last line, less than ``max_bytes`` bytes of input.
 
-
-def iter_pairs(hyp_path: str, ref_paths: Sequence[str]) -> Iterator[Tuple[str, List[str]]]:
-    """(candidate, [references]) per line, streaming all files in lockstep."""
-    streams = [read_segments(p) for p in [hyp_path, *ref_paths]]
-    for row in itertools.zip_longest(*streams):
-        if any(x is None for x in row):  # a file changed since check_same_length
-            raise InputError(hyp_path, "files have different numbers of lines")
-        yield row[0], list(row[1:])
+    Raises :class:`InputError` at the end if the files have different numbers of lines or none:
+    the caller must show nothing before this iterator is exhausted."""
+    files: List[_Segments] = []
+    read = [0]
+    k = len(hyp_paths)
+    try:
+        for path in [*hyp_paths, *ref_paths]:
+            files.append(_Segments(path, max_line_bytes, read))
+        rows = zip(*files)
+        exhausted = False
+        while not exhausted:
+            block: list = []
+            limit = read[0] + max_bytes
+            for row in rows:
+                block.append(row)
+                if len(block) == max_rows or read[0] >= limit:
+                    break
+            else:
+                exhausted = True
+            if block:
+                columns = list(zip(*block))
+                yield [list(c) for c in columns[:k]], list(map(list, zip(*columns[k:])))
+        counts = [f.count_rest() for f in files]
+    finally:
+        for f in files:
+            f.close()
+    for hyp, n in zip(hyp_paths, counts[:k]):
+        for ref, m in zip(ref_paths, counts[k:]):
+            if m != n:
+                raise InputError(ref, f"has {m} lines but the system output {hyp} has {n}")
+    if counts[0] == 0:
+        raise InputError(hyp_paths[0], "is empty: no segments to score")

@@ -442,7 +442,7 @@ def test_report_errors(tmp_path):
             "sys.exit(main(sys.argv[1:]))\n")
     proc = subprocess.run([sys.executable, "-c", code, "report", str(out), "--plot", str(tmp_path / "x.png")],
                           capture_output=True, text=True, cwd=REPO, timeout=120)
-    assert proc.returncode == 1 and "pip install 'beambleu[plot]'" in proc.stderr
+    assert proc.returncode == 2 and "pip install 'beambleu[plot]'" in proc.stderr
     assert not (tmp_path / "x.png").exists()
 
 

@@ -4,6 +4,7 @@ import gzip
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -109,3 +110,17 @@ def test_help_lists_sacrebleu_flags():
     for flag in ("-tok", "--lowercase", "-s", "-sv", "--force", "-b", "-w", "-f", "-sl", "--max-ngram-order",
                  "--effective-order"):
         assert flag in out
+
+
+def test_utf8_byte_order_mark_stays_in_the_first_segment_as_in_sacrebleu(tmp_path):
+    """sacrebleu opens files with encoding="utf-8", which keeps a UTF-8 BOM: U+FEFF starts the first
+    segment (and its first token), so it counts against the score. beambleu does the same."""
+    hyp, ref = tmp_path / "hyp.txt", tmp_path / "ref.txt"
+    hyp.write_bytes(b"\xef\xbb\xbf" + Path(HYP).read_bytes())
+    ref.write_bytes(b"\xef\xbb\xbf" + Path(REFS[0]).read_bytes())
+    for refs, h in (([REFS[0]], str(hyp)), ([str(ref)], HYP), ([str(ref), REFS[1]], str(hyp))):
+        for flags in (["-f", "text"], ["-sl"]):
+            ours = beambleu(*refs, "-i", h, *flags)
+            assert ours.returncode == 0, ours.stderr
+            assert unversioned(ours.stdout) == unversioned(sacrebleu_cli(*refs, "-i", h, *flags))
+    assert sacrebleu_cli(REFS[0], "-i", str(hyp), "-b") != sacrebleu_cli(REFS[0], "-i", HYP, "-b")  # it counts
