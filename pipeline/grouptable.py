@@ -434,23 +434,40 @@ def split_by_shard(table: GroupTable, shards: np.ndarray) -> Dict[int, GroupTabl
 # -- the CombineFn ---------------------------------------------------------------------------------
 
 class GroupTableAccumulator:
-    """A compacted table and the tables added since (at most a byte budget of them)."""
+    """A compacted table and the tables added since (at most a byte budget of them).
 
-    __slots__ = ("compacted", "pending", "pending_bytes")
+    An accumulator that arrives encoded (a runner shuffles and buffers them) stays in its compact
+    encoded form (narrow integers, Arrow IPC keys: about a third of the decoded size) until the
+    CombineFn uses it: a runner that holds many accumulators in memory (the local runner's
+    grouping buffer does) holds them encoded."""
+
+    __slots__ = ("compacted", "pending", "pending_bytes", "packed")
 
     def __init__(self):
         self.compacted: Optional[GroupTable] = None
         self.pending: List[GroupTable] = []
         self.pending_bytes = 0
+        self.packed = None  # (compacted payload or None, [pending payloads]) until unpacked
 
     def __reduce__(self):
-        return _restore_accumulator, (self.compacted, self.pending)
+        if self.packed is not None:
+            return _restore_accumulator, self.packed
+        return _restore_accumulator, (None if self.compacted is None else self.compacted.__reduce__()[1],
+                                      [t.__reduce__()[1] for t in self.pending])
+
+    def unpack(self) -> "GroupTableAccumulator":
+        if self.packed is not None:
+            compacted, pending = self.packed
+            self.packed = None
+            self.compacted = None if compacted is None else _restore(*compacted)
+            self.pending = [_restore(*p) for p in pending]
+            self.pending_bytes = sum(t.nbytes for t in self.pending)
+        return self
 
 
 def _restore_accumulator(compacted, pending) -> GroupTableAccumulator:
     acc = GroupTableAccumulator()
-    acc.compacted, acc.pending = compacted, list(pending)
-    acc.pending_bytes = sum(t.nbytes for t in acc.pending)
+    acc.packed = (compacted, list(pending))
     return acc
 
 
@@ -471,6 +488,7 @@ class GroupTableCombineFn(beam.CombineFn):
     def _add(self, acc: GroupTableAccumulator, table: Optional[GroupTable]) -> None:
         if table is None or not len(table):
             return
+        acc.unpack()
         acc.pending.append(table)
         acc.pending_bytes += table.nbytes
         compacted = acc.compacted.nbytes if acc.compacted is not None else 0
@@ -491,13 +509,16 @@ class GroupTableCombineFn(beam.CombineFn):
         first = next(accumulators, None)
         if first is None:
             return self.create_accumulator()
-        for other in accumulators:  # only the first is mutated
+        first.unpack()
+        for other in accumulators:  # only the first is mutated; one other is decoded at a time
+            other.unpack()
             self._add(first, other.compacted)
             for table in other.pending:
                 self._add(first, table)
         return first
 
     def compact(self, accumulator):
+        accumulator.unpack()
         if accumulator.pending:
             tables = ([accumulator.compacted] if accumulator.compacted is not None else []) + accumulator.pending
             accumulator.pending, accumulator.pending_bytes = [], 0
