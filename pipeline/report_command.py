@@ -156,6 +156,11 @@ def choose_set(doc: Dict, wanted: Optional[str], system: str, path: str) -> List
     if wanted:
         cols = tuple(c.strip() for c in wanted.split(","))
         if cols not in sets:
+            left = [gs for gs in doc.get("grouping_sets") or [] if isinstance(gs, dict)
+                    and tuple(gs.get("group_by") or ()) == cols and not gs.get("in_document", True)]
+            if left:
+                raise InputError(path, f"grouping set {','.join(cols)} has {left[0].get('groups')} groups, more than "
+                                       f"the document lists: they are in the group table {left[0].get('see')}")
             shown = "; ".join(",".join(s) for s in sets) or "none"
             raise InputError(path, f"no grouping set {','.join(cols)} in this result (it has: {shown})")
         return list(cols)

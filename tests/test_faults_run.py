@@ -5,6 +5,8 @@ Each test states the exit code, the one printed line and the exact set of files 
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import random
 import shutil
@@ -386,3 +388,18 @@ def test_invalid_utf8_in_a_key_column_names_file_row_and_column(tmp_path, flags,
     assert rc == 1, err
     assert error_line(err) == f"beambleu: error: {f}: row 2, column '{column}': invalid UTF-8"
     assert out == "" and sorted(os.listdir(tmp_path)) == ["in.parquet"]
+
+
+def test_report_names_the_group_table_for_a_set_left_out_of_the_document(tmp_path):
+    from pipeline.cli import main
+
+    assert run_cli("--input", SHARDS, "--group-by", "system", "--group-by", "system,line", "--json-groups-limit",
+                   "5", "--output", tmp_path / "r.json", "--groups-output", tmp_path / "g.csv",
+                   "--progress", "off")[0] == 0
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        rc = main(["report", str(tmp_path / "r.json"), "--group-by", "system,line"])
+    assert rc == 1
+    assert error_line(err.getvalue()) == (
+        f"beambleu: error: {tmp_path / 'r.json'}: grouping set system,line has 60 groups, more than the document "
+        f"lists: they are in the group table {tmp_path / 'g.csv'}")
