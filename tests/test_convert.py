@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from .oracle import REPO, read_lines
+from .test_faults_text import one_line
 
 SAMPLE = REPO / "examples" / "sample"
 REF, REF_B, HYP = SAMPLE / "ref.A.txt", SAMPLE / "ref.B.txt", SAMPLE / "sys.alpha.txt"
@@ -24,14 +25,6 @@ def convert(*args, cwd=REPO, timeout=300, preexec_fn=None):
     return subprocess.run([sys.executable, "-m", "pipeline.cli", "convert", *map(str, args)], capture_output=True,
                           text=True, cwd=cwd, timeout=timeout, preexec_fn=preexec_fn,
                           env={**os.environ, "PYTHONPATH": str(REPO)})
-
-
-def one_line(proc, rc: int) -> str:
-    assert proc.returncode == rc, (proc.returncode, proc.stderr)
-    assert proc.stdout == "" and "Traceback" not in proc.stderr
-    lines = proc.stderr.splitlines()
-    assert len(lines) == 1, proc.stderr
-    return lines[0]
 
 
 def listing(d):
