@@ -152,8 +152,8 @@ def _execute(args, extra, filt) -> Tuple[int, bool]:
     except input_errors as exc:
         _say(getattr(exc, "message", str(exc)))
         return 1, False
-    except KeyboardInterrupt:
-        return 130, False
+    except KeyboardInterrupt as exc:  # SIGINT, or SIGTERM where a command turns it into Terminated
+        return getattr(exc, "exit_code", 130), False
     except BrokenPipeError:  # pragma: no cover - e.g. `| head`
         return 0, False
     except Exception as exc:  # noqa: BLE001 - a bug or the environment: one line, and how to see more

@@ -18,7 +18,9 @@ import sys
 from typing import Callable, Dict, List, Tuple
 
 from .errors import UsageError
-from .ownership import Target, check_outputs, commit_dir, commit_file, remove_tree, staging_path, write_manifest
+from .errors import terminate_as_interrupt
+from .ownership import (Target, check_outputs, commit_dir, commit_file, remove_stale_staging, remove_tree,
+                        staging_path, write_manifest)
 from .textfiles import InputError, add_max_line_bytes, iter_chunks
 
 
@@ -66,20 +68,12 @@ def run(args) -> int:
                        + [(k, pa.string()) for k in sets])
     target = os.path.abspath(args.output)
     created = _make_parents(target, args.output)
+    remove_stale_staging(target)  # what a killed earlier conversion left
     staged = staging_path(target)
     blocks = iter_chunks([args.input], args.refs, args.max_line_bytes, max_rows=args.row_group_size)
     try:
-        if single:
-            _write(blocks, lambda i: staged, sys.maxsize, schema, sets)
-            commit_file(staged, target)
-        else:
-            os.mkdir(staged)
-            n, parts = _write(blocks, lambda i: os.path.join(staged, f"part-{i:05d}.parquet"), args.rows_per_shard,
-                              schema, sets)
-            write_manifest(staged, [os.path.basename(p) for p in parts],
-                           {"command": "beambleu convert", "rows": n, "columns": schema.names,
-                            "input": args.input, "references": args.refs})
-            commit_dir(staged, target)
+        with terminate_as_interrupt():
+            _convert(args, blocks, staged, target, single, schema, sets)
     except OSError as exc:  # reading errors are InputErrors already: this is writing (e.g. the disk is full)
         _undo(staged, created)
         raise InputError(args.output, f"cannot write: {exc.strerror or exc}") from None
@@ -87,6 +81,21 @@ def run(args) -> int:
         _undo(staged, created)
         raise
     return 0
+
+
+def _convert(args, blocks, staged, target, single, schema, sets) -> None:
+    """Write the staged output, then commit it by one rename."""
+    if single:
+        _write(blocks, lambda i: staged, sys.maxsize, schema, sets)
+        commit_file(staged, target)
+    else:
+        os.mkdir(staged)
+        n, parts = _write(blocks, lambda i: os.path.join(staged, f"part-{i:05d}.parquet"), args.rows_per_shard,
+                          schema, sets)
+        write_manifest(staged, [os.path.basename(p) for p in parts],
+                       {"command": "beambleu convert", "rows": n, "columns": schema.names,
+                        "input": args.input, "references": args.refs})
+        commit_dir(staged, target)
 
 
 def _write(blocks, part_path: Callable[[int], str], rows_per_part: int, schema, sets) -> Tuple[int, List[str]]:

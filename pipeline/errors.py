@@ -4,6 +4,34 @@
 * bad input is ``textfiles.InputError`` / ``inputs.PipelineInputError`` (exit 1).
 """
 
+import contextlib
+import signal
+import threading
+
 
 class UsageError(ValueError):
     """Bad usage, found after argparse: one line on stderr, exit code 2."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, handled as Ctrl-C is (clean up, then exit 143 instead of 130)."""
+
+    exit_code = 143
+
+
+@contextlib.contextmanager
+def terminate_as_interrupt():
+    """While in force (main thread only), SIGTERM raises :class:`Terminated`, so that the
+    cleanup that runs for Ctrl-C runs for it too."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        raise Terminated()
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -5,14 +5,24 @@ errors -- nothing matched, not Parquet, a missing column, a wrong type, schemas 
 between shards -- stop the job before it starts, naming the file and column. The work items are
 ``(file, row group)`` pairs; a ``Reshuffle`` spreads them over workers, and a DoFn reads each
 row group through Beam's ``FileSystems`` (local, ``gs://``, ``s3://``), in Arrow batches, only
-the needed columns. It uses nothing runner-specific (``ReadFromParquetBatched`` is avoided
-because it fails on Beam's DaskRunner); the runners tested so far are the local FnApiRunner,
-in-process and with worker processes.
+the needed columns, verifying the pages' CRC checksums when the file has them. It uses nothing
+runner-specific (``ReadFromParquetBatched`` is avoided because it fails on Beam's DaskRunner).
+
+Object stores (``s3://``, ``gs://``) are checked before anything else touches them: the extra
+that serves the scheme must be installed, and the store must answer within
+``--object_store_timeout`` seconds (Beam's clients retry an unreachable endpoint silently for many
+minutes; here each retry is announced on stderr).
 """
 
 from __future__ import annotations
 
+import importlib
+import logging
+import os
 import re
+import sys
+import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -130,11 +140,138 @@ class Plan:
 def absolute(path: str) -> str:
     """A local path made absolute (workers of a cluster do not share the driver's working
     directory); URLs such as gs://... or s3://... unchanged."""
-    import os
-
     if "://" in path:
         return path
     return os.path.abspath(os.path.expanduser(path))
+
+
+# --- object stores: the extra that serves them; an answer within a bounded, announced wait ---------
+
+#: scheme -> (module its Beam filesystem needs, the beambleu extra that installs it)
+STORE_EXTRAS = {"s3": ("boto3", "aws"), "gs": ("google.cloud.storage", "gcp")}
+
+
+def _scheme(path: str) -> Optional[str]:
+    return path.split("://", 1)[0].lower() if "://" in path else None
+
+
+def check_store_extras(paths: Sequence[str]) -> None:
+    """Refuse (bad usage, one line) an s3:// or gs:// path whose extra is not installed, rather
+    than fail inside Beam with "Missing boto3 requirement" or "No filesystem found"."""
+    from .errors import UsageError
+
+    for path in paths:
+        scheme = _scheme(path)
+        if scheme in STORE_EXTRAS:
+            module, extra = STORE_EXTRAS[scheme]
+            try:
+                importlib.import_module(module)
+            except ImportError:
+                raise UsageError(f"{path}: {scheme}:// paths need the {extra} extra: "
+                                 f"pip install 'beambleu[{extra}]'") from None
+
+
+def check_object_stores(paths: Sequence[str], opts) -> None:
+    """The store of each bucket named by an s3:// or gs:// path answers (a one-item listing of
+    the first such path) within ``--object_store_timeout`` seconds, or a
+    :class:`PipelineInputError` names the path and the endpoint. The wait is announced on
+    stderr, every retry of Beam's and Google's clients too. An answer that is an error counts:
+    planning and the output checks report it as they do.
+
+    The listing runs in a daemon thread, abandoned (still retrying) when the time is up."""
+    from apache_beam.io.filesystems import FileSystems
+
+    from .options import TimeoutOptions
+
+    timeout = opts.view_as(TimeoutOptions).object_store_timeout
+    buckets = {}
+    for p in paths:
+        if _scheme(p) in STORE_EXTRAS:
+            buckets.setdefault("/".join(p.split("/", 3)[:3]), p)  # scheme://bucket -> its first path
+    for path in buckets.values():
+        answered = threading.Event()
+        probe = threading.Thread(target=_answer_or_error, args=(FileSystems.match, path, answered), daemon=True,
+                                 name="beambleu-object-store")
+        endpoint = _endpoint(path, opts)
+        every = max(1.0, min(10.0, timeout / 4))
+        start = time.monotonic()
+        with _RetryNotes(f"beambleu: {path}: {endpoint}") as notes:
+            probe.start()
+            while not answered.wait(min(every, max(0.0, start + timeout - time.monotonic()))):
+                waited = time.monotonic() - start
+                if waited >= timeout:
+                    last = f"; the last of {notes.retries} retries was after: {notes.last}" if notes.retries else ""
+                    raise PipelineInputError(f"{path}: no answer from {endpoint} within {timeout:g} s{last} "
+                                             f"(--object_store_timeout sets this limit)")
+                if time.monotonic() - notes.said >= every:
+                    notes.say(f"no answer yet after {waited:.0f} s; giving up after {timeout:g} s")
+
+
+def _answer_or_error(match, path: str, answered: threading.Event) -> None:
+    try:
+        match([path], limits=[1])
+    except Exception:  # noqa: BLE001 - an answer all the same
+        pass
+    answered.set()
+
+
+def _endpoint(path: str, opts) -> str:
+    """Where requests for ``path`` go, for messages."""
+    if _scheme(path) == "s3":
+        from apache_beam.options.pipeline_options import S3Options
+
+        return opts.view_as(S3Options).s3_endpoint_url or "the S3 endpoint of the AWS region"
+    return os.environ.get("STORAGE_EMULATOR_HOST") or "https://storage.googleapis.com"
+
+
+def _one_line(text: str) -> str:
+    """``pkg.module.S3ClientError: ('message', None)`` -> ``S3ClientError: message``, on one line."""
+    text = re.sub(r"^(?:\w+\.)+(\w+): ", r"\1: ", " ".join(text.split()))
+    return re.sub(r"^(\w+: )\('(.*)', (?:None|\d+)\)$", r"\1\2", text)[:300]
+
+
+class _RetryNotes(logging.Handler):
+    """While active, each retry that Beam's or Google's client logs becomes a ``beambleu:`` line
+    on stderr (the only lines that reach the terminal during ``beambleu run``)."""
+
+    LOGGERS = ("apache_beam.utils.retry", "google.api_core.retry")
+
+    def __init__(self, prefix: str):
+        super().__init__(logging.DEBUG)
+        self.prefix = prefix
+        self.retries = 0
+        self.last = ""
+        self.said = time.monotonic()
+        self._levels: Dict[str, int] = {}
+
+    def __enter__(self):
+        for name in self.LOGGERS:
+            logger = logging.getLogger(name)
+            self._levels[name] = logger.level
+            logger.setLevel(logging.DEBUG)  # Google's client says "Retrying due to ..." at debug level
+            logger.addHandler(self)
+        return self
+
+    def __exit__(self, *exc):
+        for name, level in self._levels.items():
+            logging.getLogger(name).removeHandler(self)
+            logging.getLogger(name).setLevel(level)
+        return False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.name == "apache_beam.utils.retry" and len(record.args or ()) >= 3:
+            error = str(record.args[2])  # (delay, function, exception text, traceback)
+        elif record.getMessage().startswith("Retrying due to"):
+            error = record.getMessage()[len("Retrying due to"):]
+        else:
+            return
+        self.retries += 1
+        self.last = _one_line(error)
+        self.say(f"retry {self.retries} after: {self.last}")
+
+    def say(self, what: str) -> None:
+        self.said = time.monotonic()
+        print(f"{self.prefix}: {what}", file=sys.stderr, flush=True)
 
 
 def match(globs: Sequence[str]) -> List[str]:
@@ -213,9 +350,9 @@ def read_batches(item: WorkItem, columns: Sequence[str], batch_size: int):
     pool = pa.default_memory_pool()
     try:
         with FileSystems.open(item.path, compression_type="uncompressed") as fh:
-            pf = pq.ParquetFile(fh)
+            pf = pq.ParquetFile(fh, page_checksum_verification=True)  # pages written without one are not checked
             table = pf.read_row_group(item.row_group, columns=list(columns))
-    except (pa.ArrowInvalid, pa.ArrowIOError, OSError) as exc:
+    except (pa.ArrowInvalid, pa.ArrowIOError, OSError) as exc:  # a failed checksum is an OSError
         raise PipelineInputError(f"{item.path}: row group {item.row_group} unreadable ({exc})") from None
     if table.num_rows != item.num_rows:
         raise PipelineInputError(

@@ -78,7 +78,38 @@ class BeamBleuOptions(PipelineOptions):
         g.add_argument("--detach", action="store_true",
                        help="submit the job and return without waiting for it (remote runners, Flex Templates); "
                             "the outputs appear when the job ends and are not checked here")
-        add_bleu_arguments(parser)
+        add_bleu_arguments(parser, run=True)
         from .significance import add_significance_arguments
 
         add_significance_arguments(parser, run=True)
+
+
+#: defaults of --dask_stall_timeout and --object_store_timeout, in seconds
+DASK_STALL_TIMEOUT = 120.0
+OBJECT_STORE_TIMEOUT = 60.0
+
+
+def _seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = float("nan")
+    if not 0 < seconds < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {value!r}")
+    return seconds
+
+
+class TimeoutOptions(PipelineOptions):
+    """How long ``beambleu run`` waits for a cluster or an object store that makes no progress
+    before it gives up with one line: Beam-style options, beside Beam's own ``--dask_*`` and
+    ``--s3_*``."""
+
+    @classmethod
+    def _add_argparse_args(cls, parser):
+        parser.add_argument("--dask_stall_timeout", type=_seconds, default=DASK_STALL_TIMEOUT, metavar="SECONDS",
+                            help="--runner dask: give up when no worker makes progress for this long (workers "
+                                 "stopped, gone or paused under memory pressure) or the scheduler does not answer "
+                                 "(default: %(default)g)")
+        parser.add_argument("--object_store_timeout", type=_seconds, default=OBJECT_STORE_TIMEOUT, metavar="SECONDS",
+                            help="give up on an s3:// or gs:// path whose store does not answer within this long "
+                                 "before the job starts; retries are announced (default: %(default)g)")

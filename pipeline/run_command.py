@@ -21,7 +21,8 @@ from typing import List, Optional
 from .errors import UsageError
 from .inputs import ERROR_MARK, InputSpec, PipelineInputError
 from .runners import (DASK_NAMES, beam_option_parser, close_result as _close, import_dask_runner,
-                      partition_dask_input, pipeline_options, scale_local_runner, wants_dask)
+                      partition_dask_input, pipeline_options, scale_local_runner,
+                      wait_until_finish, wants_dask)
 
 
 def build_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -37,6 +38,9 @@ def build_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
                 "--direct_running_mode=multi_processing, --dask_client_address=tcp://HOST:8786, "
                 "--job_endpoint/--environment_type/--environment_config for portable runners, "
                 "--s3_endpoint_url for S3-compatible storage, or --project/--region/--temp_location for Dataflow. "
+                "beambleu adds two such options: --dask_stall_timeout=SECONDS (default 120: a dask cluster that makes "
+                "no progress that long ends the run) and --object_store_timeout=SECONDS (default 60: how long the "
+                "driver waits for an s3:// or gs:// store before the job). "
                 "On a cluster, inputs and outputs must be paths every worker can reach (gs://, s3://, a shared "
                 "file system). See deploy/ for Dask, Flink, Spark and Dataflow.")
     return p
@@ -137,11 +141,13 @@ def run(args, beam_argv: List[str]) -> int:
 
     from bleu_core import Bleu
 
-    from .inputs import absolute
+    from .inputs import absolute, check_object_stores, check_store_extras
     from .outputs import OutputConfig, check_groups_output
     from .score_command import metric_from_args
 
     check_args(args)
+    paths = [*args.input, *(p for p in (args.output, args.groups_output, args.sentence_output) if p)]
+    check_store_extras(paths)
     check_groups_output(args.groups_output)
     if wants_dask(args.runner, beam_argv):
         import_dask_runner()
@@ -160,6 +166,7 @@ def run(args, beam_argv: List[str]) -> int:
     dry_run = opts.view_as(TestOptions).dry_run
     if dry_run and (args.runner or "").lower() not in ("dataflowrunner", "dataflow"):
         raise UsageError("--dry_run is only supported with --runner DataflowRunner")
+    check_object_stores(args.input if dry_run else paths, opts)  # a dry run never touches its outputs
     out_cfg = OutputConfig.staged(*(absolute(p) if p else None
                                     for p in (args.output, args.groups_output, args.sentence_output)),
                                   commit_in_job=args.detach, json_groups_limit=args.json_groups_limit)
@@ -233,7 +240,7 @@ def _run_job(args, beam_argv, spec, bleu, sig, opts, runner_obj, out_cfg, dry_ru
             print(f"beambleu: job submitted{f' as {job}' if job else ''}; not waiting (--detach), "
                   f"outputs are written when it finishes", file=sys.stderr, flush=True)
             return 0
-        result.wait_until_finish()
+        wait_until_finish(result, opts)
         with guard.deferred():  # SIGINT/SIGTERM wait for the renames: all outputs or none
             commit(out_cfg)
             guard.staged = False

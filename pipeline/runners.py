@@ -1,15 +1,18 @@
-"""Runner-specific set-up: which Beam runner runs the job, and how it is tuned.
+"""Runner-specific set-up: which Beam runner runs the job, how it is tuned and waited for.
 
 Everything that knows about a particular engine (the local FnApiRunner's worker processes,
-Beam's DaskRunner and its partitions, closing a runner's client) lives here, so that
-``run_command`` only plans, builds the pipeline and reports.
+Beam's DaskRunner, its partitions, what it cannot run and a bounded wait for its cluster,
+closing a runner's client) lives here, so that ``run_command`` only plans, builds the pipeline
+and reports.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-from typing import List, Optional
+import sys
+import time
+from typing import Dict, List, Optional
 
 from .inputs import PipelineInputError
 
@@ -39,7 +42,9 @@ def beam_option_parser() -> argparse.ArgumentParser:
     """Every option Beam knows (all PipelineOptions subclasses imported so far)."""
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    from .cli import Parser
+
+    parser = Parser(add_help=False)  # no prefix matching: -l is not -lc
     seen = set()
 
     def visit(cls):
@@ -102,13 +107,126 @@ def partition_dask_input(opts, beam_argv: List[str], n_items: int) -> None:
     opts.view_as(DaskOptions).npartitions = max(1, min(n_items, DASK_MAX_PARTITIONS))
 
 
-def close_result(result) -> None:
-    """Disconnect a runner's client (the DaskRunner leaves its dask Client open)."""
+def close_result(result, timeout: float = 5.0) -> None:
+    """Disconnect a runner's client (the DaskRunner leaves its dask Client open), giving up after
+    ``timeout`` seconds: a scheduler that stopped answering must not hold the exit."""
     client = getattr(result, "client", None)
     if client is not None and hasattr(client, "close"):
         try:
-            client.close()
+            client.close(timeout=timeout)
         except Exception:  # pragma: no cover - best effort
             pass
 
 
+# --- waiting for a job, bounded on dask ------------------------------------------------------
+
+class ClusterError(RuntimeError):
+    """The cluster failed, not the input: a lost scheduler or a job that made no progress."""
+
+
+def wait_until_finish(result, opts) -> None:
+    """Wait for the job. A dask job that makes no progress for ``--dask_stall_timeout`` seconds, or
+    whose scheduler is lost, ends in a :class:`ClusterError` (one line saying why); workers
+    paused under memory pressure are announced on stderr as they are seen. Other runners'
+    results are waited for as Beam does (the local runner has run the job inside ``run()``).
+
+    Progress is a worker that answers the scheduler and runs a task or changes its tasks'
+    states. The tasks left behind are released when the client is closed."""
+    futures, client = getattr(result, "futures", None), getattr(result, "client", None)
+    if futures is None or client is None:
+        result.wait_until_finish()
+        return
+    from .options import TimeoutOptions
+
+    stall_timeout = opts.view_as(TimeoutOptions).dask_stall_timeout
+    futures = list(futures) if isinstance(futures, (list, tuple)) else [futures]
+    watch = StallWatch(client.scheduler.address, stall_timeout)
+    poll, answer_within = min(1.0, stall_timeout / 10), min(5.0, max(1.0, stall_timeout / 4))
+    while not all(f.done() for f in futures):
+        asked = time.monotonic()
+        stalled = watch.observe(_identity(client, answer_within), asked)
+        if stalled:
+            raise ClusterError(f"{stalled}; --dask_stall_timeout={stall_timeout:g} sets this limit")
+        time.sleep(poll)
+    for f in futures:
+        if f.status == "error":
+            f.result()  # raises the worker's exception, as Beam's wait does
+        elif f.status != "finished":  # cancelled or lost: the scheduler went away or dropped the job
+            raise ClusterError(f"lost the dask scheduler at {watch.address} before the job finished "
+                               f"(the job's result is {f.status})")
+
+
+def _identity(client, timeout: float) -> Optional[dict]:
+    """The scheduler's view of its workers, or None when it does not answer within ``timeout``."""
+    try:
+        return client.sync(client.scheduler.identity, n_workers=-1, callback_timeout=timeout)
+    except Exception:  # a closed comm, a timeout, a client that gave up reconnecting
+        return None
+
+
+def _say(message: str) -> None:
+    print(f"beambleu: {message}", file=sys.stderr, flush=True)
+
+
+class StallWatch:
+    """Tells a slow dask job from a stalled one, from successive snapshots of the scheduler."""
+
+    #: a worker's task states in which it works
+    WORKING = ("executing", "long-running", "flight")
+
+    def __init__(self, address: str, timeout: float):
+        self.address, self.timeout = address, timeout
+        self.workers: Dict[str, dict] = {}  # worker address -> its previous snapshot
+        self.heard: Dict[str, float] = {}  # worker address -> when its heartbeat last advanced
+        self.paused: set = set()  # workers announced as paused
+        self.last_progress: Optional[float] = None
+        self.silent_since: Optional[float] = None  # the scheduler's
+
+    def observe(self, state: Optional[dict], now: float) -> Optional[str]:
+        """Record one snapshot (None: the scheduler did not answer); the reason the job is
+        stalled, or None while it may still progress."""
+        if self.last_progress is None:
+            self.last_progress = now
+        if state is None:
+            if self.silent_since is None:
+                self.silent_since = now
+                _say(f"the dask scheduler at {self.address} does not answer; giving up after {self.timeout:g} s")
+            if now - self.silent_since >= self.timeout:
+                return f"the dask scheduler at {self.address} has not answered for {self.timeout:g} s"
+            return None
+        self.silent_since = None
+        workers = state.get("workers", {})
+        for addr, w in workers.items():
+            before = self.workers.get(addr)
+            counts = w.get("metrics", {}).get("task_counts", {})
+            if before is None or w.get("last_seen") != before.get("last_seen"):
+                self.heard[addr] = now
+                changed = before is not None and counts != before.get("metrics", {}).get("task_counts", {})
+                if changed or any(counts.get(s) for s in self.WORKING):
+                    self.last_progress = now
+            self._announce(addr, w)
+        self.workers = workers
+        if now - self.last_progress < self.timeout:
+            return None
+        return f"the dask cluster at {self.address} made no progress for {self.timeout:g} s ({self._why(now)})"
+
+    def _announce(self, addr: str, w: dict) -> None:
+        if w.get("status") != "paused":
+            self.paused.discard(addr)
+        elif addr not in self.paused:
+            self.paused.add(addr)
+            memory, limit = w.get("metrics", {}).get("memory"), w.get("memory_limit")
+            use = f" ({memory / 1e9:.1f} GB of its {limit / 1e9:.1f} GB limit)" if memory and limit else ""
+            _say(f"dask worker {w.get('name', addr)} is paused under memory pressure{use}: it starts no task "
+                 f"until memory is freed; giving up after {self.timeout:g} s without progress")
+
+    def _why(self, now: float) -> str:
+        if not self.workers:
+            return "no workers"
+        names = {a: str(w.get("name", a)) for a, w in self.workers.items()}
+        silent = sorted(names[a] for a in names if now - self.heard.get(a, now) >= min(5.0, self.timeout / 2))
+        paused = sorted(names[a] for a in names if a in self.paused)
+        n = len(names)
+        parts = ([f"{len(silent)} of {n} workers not answering: {', '.join(silent)}"] if silent else []) + \
+                ([f"{len(paused)} of {n} workers paused under memory pressure: {', '.join(paused)}"] if paused else [])
+        return "; ".join(parts) or f"{n} workers idle"

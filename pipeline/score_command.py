@@ -14,7 +14,7 @@ from .errors import UsageError
 from .textfiles import InputError, add_max_line_bytes, iter_chunks
 
 
-def add_bleu_arguments(p: argparse.ArgumentParser) -> None:
+def add_bleu_arguments(p: argparse.ArgumentParser, run: bool = False) -> None:
     """The BLEU options, with sacrebleu's flag names and defaults (shared by score and run)."""
     from bleu_core.score import SMOOTH_DEFAULTS
     from bleu_core.tokenizers import TOKENIZERS
@@ -32,7 +32,9 @@ def add_bleu_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--max-ngram-order", type=int, default=4, metavar="N",
                    help="highest n-gram order (default: %(default)s; not a sacrebleu flag)")
     g.add_argument("--effective-order", action="store_true",
-                   help="leave out orders with no n-grams from the mean (on with --sentence-level)")
+                   help="leave out orders with no n-grams from the mean" + (
+                       " (per-pair scores of --sentence-output always use it)" if run else
+                       " (on with --sentence-level)"))
 
 
 def decimals(value: str) -> int:

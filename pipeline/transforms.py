@@ -153,9 +153,8 @@ class BatchToStats(beam.DoFn):
                 shards = grouptable.shard_of(table.keys, N_SHARDS, exclude=system if system in gs else None)
                 for shard, piece in grouptable.split_by_shard(table, shards).items():
                     yield (g, int(shard)), piece
-            if cfg.sentence_dir is not None:
-                yield beam.pvalue.TaggedOutput(
-                    self.SENTENCE_PARTS, self._write_part(source, first_row, batch, cand_col, stats))
+            if cfg.sentence_dir is not None:  # one output, told apart by its key (see ComputeBleu.expand)
+                yield self.SENTENCE_PARTS, self._write_part(source, first_row, batch, cand_col, stats)
 
     def _row_keys(self, source, first_row, batch) -> np.ndarray:
         """Each row's identity for the bootstrap weights: the --id-column value, else file and row."""
@@ -281,9 +280,24 @@ class ComputeBleu(beam.PTransform):
         if self.config.sentence_dir is None:
             partial = batches | "BatchToStats" >> beam.ParDo(fn)
             return partial | "Combine" >> beam.CombinePerKey(combine)
-        outs = batches | "BatchToStats" >> beam.ParDo(fn).with_outputs(BatchToStats.SENTENCE_PARTS, main="stats")
-        stats = outs.stats | "Combine" >> beam.CombinePerKey(combine)
-        return {"stats": stats, "sentence_parts": outs[BatchToStats.SENTENCE_PARTS]}
+        # one output split by Filter rather than a tagged output: Beam's DaskRunner hands every
+        # consumer of a multi-output step all of its outputs
+        outs = batches | "BatchToStats" >> beam.ParDo(fn)
+        stats = outs | "Stats" >> beam.Filter(_is_not_part) | "Combine" >> beam.CombinePerKey(combine)
+        parts = outs | "Parts" >> beam.Filter(_is_part) | "PartPaths" >> beam.Map(_second)
+        return {"stats": stats, "sentence_parts": parts}
+
+
+def _is_part(element) -> bool:
+    return element[0] == BatchToStats.SENTENCE_PARTS
+
+
+def _is_not_part(element) -> bool:
+    return element[0] != BatchToStats.SENTENCE_PARTS
+
+
+def _second(element):
+    return element[1]
 
 
 class ScoreShards(beam.DoFn):

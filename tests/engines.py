@@ -93,11 +93,13 @@ class Service:
 
 class DaskCluster(Service):
     """`dask scheduler` and N `dask worker` processes (one process, one thread each, with a nanny
-    that restarts a worker that dies) on 127.0.0.1."""
+    that restarts a worker that dies) on 127.0.0.1. ``worker_env`` adds to the workers'
+    environment (dask reads its configuration from ``DASK_...`` variables)."""
 
-    def __init__(self, log_dir: Path, n_workers: int = 2):
+    def __init__(self, log_dir: Path, n_workers: int = 2, worker_env: Optional[Dict[str, str]] = None):
         super().__init__(log_dir)
         self.n_workers = n_workers
+        self.worker_env = worker_env or {}
         self.port = free_port()
         self.address = f"tcp://127.0.0.1:{self.port}"
 
@@ -108,9 +110,17 @@ class DaskCluster(Service):
         for i in range(self.n_workers):
             self.start(f"worker-{i}", [sys.executable, "-m", "distributed.cli.dask_worker", self.address,
                                        "--nworkers", "1", "--nthreads", "1", "--no-dashboard",
-                                       "--name", f"worker-{i}", "--local-directory", str(self.log_dir)])
-        with self.client() as client:
-            client.wait_for_workers(self.n_workers, timeout=120)
+                                       "--name", f"worker-{i}", "--local-directory", str(self.log_dir)],
+                       env={**env_with_this_python(), **self.worker_env})
+        with self.client() as client:  # registered, running or not (a paused worker never runs)
+            deadline = time.monotonic() + 120
+            while len(client.scheduler_info(n_workers=-1)["workers"]) < self.n_workers:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"{self.n_workers} dask workers did not start within 120 s\n{self.logs()}")
+                time.sleep(0.1)
+
+    def scheduler(self) -> subprocess.Popen:
+        return self.procs[0]
 
     def client(self):
         from distributed import Client

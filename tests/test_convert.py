@@ -147,9 +147,10 @@ def test_disk_full_leaves_nothing(tmp_path):
     assert listing(tmp_path) == ["big.txt"]
 
 
-def test_ctrl_c_mid_conversion_leaves_nothing_and_a_rerun_works(tmp_path):
-    """SIGINT while convert waits for more input from a FIFO that stalls: exit 130, no staged
-    parts left; then the same command works without and with --overwrite."""
+@pytest.mark.parametrize("signum,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_interrupt_mid_conversion_leaves_nothing_and_a_rerun_works(tmp_path, signum, code):
+    """SIGINT or SIGTERM while convert waits for more input from a FIFO that stalls: exit 130 or
+    143, no staged parts left; then the same command works without and with --overwrite."""
     fifo = tmp_path / "hyp.fifo"
     os.mkfifo(fifo)
     out = tmp_path / "out"
@@ -166,11 +167,11 @@ def test_ctrl_c_mid_conversion_leaves_nothing_and_a_rerun_works(tmp_path):
                 proc.kill()
                 pytest.fail(f"convert did not start writing its third part (exit code {proc.wait()})")
             time.sleep(0.05)
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(signum)
         stdout, stderr = proc.communicate(timeout=60)
     finally:
         writer.close()
-    assert proc.returncode == 130 and stdout == "" and "Traceback" not in stderr, stderr
+    assert proc.returncode == code and stdout == "" and "Traceback" not in stderr, stderr
     assert listing(tmp_path) == ["hyp.fifo"]
     os.remove(fifo)
     assert convert(REF, "-i", HYP, "-o", out, "--rows-per-shard", "10").returncode == 0

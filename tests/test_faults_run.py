@@ -403,3 +403,10 @@ def test_report_names_the_group_table_for_a_set_left_out_of_the_document(tmp_pat
     assert error_line(err.getvalue()) == (
         f"beambleu: error: {tmp_path / 'r.json'}: grouping set system,line has 60 groups, more than the document "
         f"lists: they are in the group table {tmp_path / 'g.csv'}")
+
+
+def test_run_help_names_only_options_run_has():
+    out = subprocess.run([sys.executable, "-m", "pipeline.cli", "run", "--help"], capture_output=True, text=True,
+                         cwd=REPO, timeout=120).stdout
+    assert "--sentence-level" not in out and "--sentence-output" in out
+    assert "--dask_stall_timeout" in out and "--object_store_timeout" in out
