@@ -3,10 +3,13 @@
 Everything the job writes is produced by a single final transform that runs only after every
 input row has been combined (so a failed job writes nothing). Each output is first written in
 full to a hidden staging path beside its target, chosen on the driver (see
-:mod:`pipeline.ownership`): per-pair parts go to a staging directory while the job runs, and the
-final step adds its manifest, then writes the group table and the JSON document to theirs.
-Only when every output is complete are they committed by renames, the per-pair directory first
-and the JSON document last; on any failure the staging paths are removed.
+:mod:`pipeline.ownership`): per-pair parts go to a staging directory while the job runs, and
+each (grouping set, shard) of scored groups to a sorted Parquet part; the final step, which
+receives only the corpus accumulator and the parts' paths, adds the per-pair manifest and
+streams the group table and the JSON document from a k-way merge of the parts (memory: a batch
+per part, whatever the number of groups). Only when every output is complete are they committed
+by renames, the per-pair directory first and the JSON document last (by the driver after the
+job; by the job itself with ``--detach``); on any failure the staging paths are removed.
 """
 
 from __future__ import annotations
@@ -116,9 +119,8 @@ class TableWriter:
     def __init__(self, path: str, staged: str, schema: pa.Schema):
         from apache_beam.io.filesystems import FileSystems
 
-        self.csv = path.endswith(".csv")
         self.fh = FileSystems.create(staged, compression_type="uncompressed")
-        if self.csv:
+        if path.endswith(".csv"):
             self.writer = None
             self.fh.write(",".join(c if c and not set(c) & set(',"\r\n') else _csv_field(c)
                                    for c in schema.names).encode("utf-8") + b"\n")
@@ -210,7 +212,7 @@ def finish_sentence_dir(parts: List[str], cfg: OutputConfig, meta: Dict) -> int:
     from apache_beam.io.filesystems import FileSystems
 
     names = sorted({p.rsplit("/", 1)[-1] for p in parts})
-    present = ownership._listing(cfg.sentence_tmp) if FileSystems.exists(cfg.sentence_tmp) else []
+    present = ownership.listing(cfg.sentence_tmp) if FileSystems.exists(cfg.sentence_tmp) else []
     strays = [n for n in present if n not in names]  # e.g. left by a failed attempt of a bundle
     if strays:
         FileSystems.delete([ownership.join(cfg.sentence_tmp, n) for n in strays])

@@ -92,7 +92,7 @@ def join(directory: str, name: str) -> str:
     return posixpath.join(directory, name) if is_url(directory) else os.path.join(directory, name)
 
 
-def _listing(directory: str) -> List[str]:
+def listing(directory: str) -> List[str]:
     """Names directly in a local directory, or object names below a URL prefix (relative)."""
     if not is_url(directory):
         return sorted(os.listdir(directory))
@@ -109,7 +109,7 @@ def _check_one(t: Target, overwrite: bool) -> None:
             if fs.exists(path) and not overwrite:
                 raise UnsafeOutput(f"{path}: {t.flag} exists (use --overwrite to replace it)")
             return
-        names = _listing(path)
+        names = listing(path)
         if names:
             _check_ours(t, names, overwrite)
         return
@@ -242,8 +242,8 @@ def commit_dir(staged: str, target: str) -> None:
     directory there is moved aside first and removed after."""
     if is_url(target):  # object stores have no directories: copy parts, manifest last
         fs = _fs()
-        names = _listing(staged)
-        old = _listing(target)
+        names = listing(staged)
+        old = listing(target)
         if old:
             fs.delete([join(target, MANIFEST)])  # a reader sees no complete directory from here on
             fs.delete([join(target, n) for n in old if n != MANIFEST])
@@ -267,7 +267,7 @@ def remove_tree(path: str) -> None:
     try:
         if is_url(path):
             fs = _fs()
-            names = _listing(path)
+            names = listing(path)
             if names:
                 fs.delete([join(path, n) for n in names])
             if fs.exists(path):

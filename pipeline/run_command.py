@@ -138,7 +138,6 @@ def extract_input_error(exc: BaseException) -> Optional[str]:
 
 
 def run(args, beam_argv: List[str]) -> int:
-
     from bleu_core import Bleu
 
     from .inputs import absolute, check_object_stores, check_store_extras
@@ -179,10 +178,9 @@ def _run_job(args, beam_argv, spec, bleu, sig, opts, runner_obj, out_cfg, dry_ru
     import apache_beam as beam
     from apache_beam.options.pipeline_options import PortableOptions
 
-    from . import ownership
+    from . import ownership, results
     from .inputs import plan
     from .outputs import Finalize, commit, prepare_staging, summary_lines
-    from . import results
     from .transforms import ComputeBleu, ReadPairs, ScoreShards
 
     t0 = time.monotonic()
