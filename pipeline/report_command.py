@@ -18,7 +18,7 @@ import sys
 from typing import Dict, List, Optional, Tuple
 
 from .errors import UsageError
-from .score_command import decimals
+from .argtypes import int_at_least
 from .significance import ALPHA
 from .textfiles import InputError
 
@@ -31,7 +31,7 @@ def build_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
                         "else the first)")
     p.add_argument("--system-column", default=None, metavar="COL",
                    help="the column naming systems (default: the run's, else 'system')")
-    p.add_argument("--width", "-w", type=decimals, default=1, help="decimals (default: %(default)s)")
+    p.add_argument("--width", "-w", type=int_at_least(0), default=1, help="decimals (default: %(default)s)")
     p.add_argument("--plot", metavar="FILE", default=None,
                    help="also draw the scores with their intervals to FILE (.png, .svg or .pdf; needs "
                         "pip install 'beambleu[plot]')")

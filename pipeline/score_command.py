@@ -10,6 +10,7 @@ import argparse
 import json
 import sys
 
+from .argtypes import int_at_least
 from .errors import UsageError
 from .textfiles import InputError, add_max_line_bytes, iter_chunks
 
@@ -37,18 +38,10 @@ def add_bleu_arguments(p: argparse.ArgumentParser, run: bool = False) -> None:
                        " (on with --sentence-level)"))
 
 
-def decimals(value: str) -> int:
-    """A number of decimals (``--width``): a non-negative integer."""
-    n = int(value)
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"must be at least 0, got {n}")
-    return n
-
-
 def add_report_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("report options (as in sacrebleu)")
     g.add_argument("--score-only", "-b", action="store_true", help="print only the score")
-    g.add_argument("--width", "-w", type=decimals, default=1, help="decimals in text output (default: %(default)s)")
+    g.add_argument("--width", "-w", type=int_at_least(0), default=1, help="decimals in text output (default: %(default)s)")
     g.add_argument("--format", "-f", choices=["json", "text"], default="json",
                    help="output format (default: %(default)s); JSON 'score' keeps full precision")
     g.add_argument("--quiet", "-q", action="store_true", help="no warnings on stderr")

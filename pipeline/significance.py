@@ -10,38 +10,33 @@ sacrebleu's ``confidence`` string ``μ = mean ± half-width``.
 
 from __future__ import annotations
 
-import argparse
 from typing import Dict, Sequence
 
 import numpy as np
 
 from bleu_core import bootstrap as bs
 
+from .argtypes import int_at_least
 from .errors import UsageError
 
 #: p-values below this are marked significant in reports
 ALPHA = 0.05
 
-
-def resample_count(value: str) -> int:
-    """argparse type of --confidence-n and --paired-bs-n; the upper limit, which depends on the
-    metric, is checked by :func:`n_boot`."""
-    n = int(value)
-    if n < 2:
-        raise argparse.ArgumentTypeError(f"needs at least 2 resamples, got {n}")
-    return n
+#: argparse type of --confidence-n and --paired-bs-n; the upper limit, which depends on the
+#: metric, is checked by :func:`n_boot`
+RESAMPLES = int_at_least(2, "resamples")
 
 
 def add_significance_arguments(p, run: bool = False) -> None:
     g = p.add_argument_group("confidence and significance (as in sacrebleu, by Poisson bootstrap)")
     g.add_argument("--confidence", action="store_true",
                    help="95%% bootstrap confidence interval of every score")
-    g.add_argument("--confidence-n", type=resample_count, default=bs.DEFAULT_N, metavar="B",
+    g.add_argument("--confidence-n", type=RESAMPLES, default=bs.DEFAULT_N, metavar="B",
                    help="resamples for --confidence (default: %(default)s)")
     g.add_argument("--paired-bs", action="store_true",
                    help="paired bootstrap test of every system against the baseline (Koehn 2004, sacrebleu's "
                         "p-value); implies intervals")
-    g.add_argument("--paired-bs-n", type=resample_count, default=bs.DEFAULT_N, metavar="B",
+    g.add_argument("--paired-bs-n", type=RESAMPLES, default=bs.DEFAULT_N, metavar="B",
                    help="resamples for --paired-bs, and for its intervals (default: %(default)s)")
     g.add_argument("--seed", type=int, default=bs.DEFAULT_SEED,
                    help="seed of the resampling weights (default: %(default)s, as sacrebleu's)")

@@ -24,6 +24,8 @@ import sys
 import zlib
 from typing import Iterator, List, Sequence, Tuple
 
+from .argtypes import int_at_least
+
 #: longest line read, in bytes without its newline (``--max-line-bytes``); a line is held whole
 MAX_LINE_BYTES = 16 << 20
 #: a block handed to the kernel holds at most this many lines, and about this many bytes (all files)
@@ -48,16 +50,8 @@ class InputError(Exception):
         super().__init__(f"{where}: {message}")
 
 
-def byte_count(value: str) -> int:
-    """argparse type of --max-line-bytes."""
-    n = int(value)
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
-    return n
-
-
 def add_max_line_bytes(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--max-line-bytes", type=byte_count, default=MAX_LINE_BYTES, metavar="N",
+    p.add_argument("--max-line-bytes", type=int_at_least(1), default=MAX_LINE_BYTES, metavar="N",
                    help="refuse lines longer than N bytes (default: %(default)s; a line is held in memory "
                         "whole; not a sacrebleu flag)")
 
