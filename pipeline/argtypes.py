@@ -19,3 +19,14 @@ def int_at_least(minimum: int, what: str = "") -> Callable[[str], int]:
 
     parse.__name__ = "int"  # argparse names the type in "invalid int value: 'x'"
     return parse
+
+
+def positive_seconds(value: str) -> float:
+    """A duration: a finite number of seconds above 0."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = float("nan")
+    if not 0 < seconds < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {value!r}")
+    return seconds

@@ -6,6 +6,8 @@ import argparse
 
 from apache_beam.options.pipeline_options import PipelineOptions
 
+from .argtypes import positive_seconds
+
 
 def _csv(value: str):
     parts = [p.strip() for p in value.split(",")]
@@ -89,16 +91,6 @@ DASK_STALL_TIMEOUT = 120.0
 OBJECT_STORE_TIMEOUT = 60.0
 
 
-def _seconds(value: str) -> float:
-    try:
-        seconds = float(value)
-    except ValueError:
-        seconds = float("nan")
-    if not 0 < seconds < float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {value!r}")
-    return seconds
-
-
 class TimeoutOptions(PipelineOptions):
     """How long ``beambleu run`` waits for a cluster or an object store that makes no progress
     before it gives up with one line: Beam-style options, beside Beam's own ``--dask_*`` and
@@ -106,10 +98,12 @@ class TimeoutOptions(PipelineOptions):
 
     @classmethod
     def _add_argparse_args(cls, parser):
-        parser.add_argument("--dask_stall_timeout", type=_seconds, default=DASK_STALL_TIMEOUT, metavar="SECONDS",
+        parser.add_argument("--dask_stall_timeout", type=positive_seconds, default=DASK_STALL_TIMEOUT,
+                            metavar="SECONDS",
                             help="--runner dask: give up when no worker makes progress for this long (workers "
                                  "stopped, gone or paused under memory pressure) or the scheduler does not answer "
                                  "(default: %(default)g)")
-        parser.add_argument("--object_store_timeout", type=_seconds, default=OBJECT_STORE_TIMEOUT, metavar="SECONDS",
+        parser.add_argument("--object_store_timeout", type=positive_seconds, default=OBJECT_STORE_TIMEOUT,
+                            metavar="SECONDS",
                             help="give up on an s3:// or gs:// path whose store does not answer within this long "
                                  "before the job starts; retries are announced (default: %(default)g)")
