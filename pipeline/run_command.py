@@ -150,7 +150,10 @@ def run(args, beam_argv: List[str]) -> int:
     check_groups_output(args.groups_output)
     if wants_dask(args.runner, beam_argv):
         import_dask_runner()
-    unknown = beam_option_parser().parse_known_args(beam_argv)[1]
+    try:  # a bad value of a Beam option is bad usage, said here: Beam's own parser would exit
+        unknown = beam_option_parser().parse_known_args(beam_argv)[1]  # behind the log filter, silently
+    except argparse.ArgumentError as exc:
+        raise UsageError(str(exc)) from None
     if unknown:
         raise UsageError(f"unknown option(s): {' '.join(unknown)} (see beambleu run --help)")
     bleu: Bleu = metric_from_args(args)

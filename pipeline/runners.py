@@ -44,7 +44,7 @@ def beam_option_parser() -> argparse.ArgumentParser:
 
     from .cli import Parser
 
-    parser = Parser(add_help=False)  # no prefix matching: -l is not -lc
+    parser = Parser(add_help=False, exit_on_error=False)  # no prefix matching: -l is not -lc
     seen = set()
 
     def visit(cls):

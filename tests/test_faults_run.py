@@ -410,3 +410,15 @@ def test_run_help_names_only_options_run_has():
                          cwd=REPO, timeout=120).stdout
     assert "--sentence-level" not in out and "--sentence-output" in out
     assert "--dask_stall_timeout" in out and "--object_store_timeout" in out
+
+
+@pytest.mark.parametrize("option", ["--dask_stall_timeout", "--object_store_timeout"])
+@pytest.mark.parametrize("value", ["0", "-3", "nan", "inf", "soon"])
+def test_timeouts_take_a_positive_number_of_seconds(tmp_path, option, value):
+    proc = subprocess.run([sys.executable, "-m", "pipeline.cli", "run", "--input", SHARDS, "--output",
+                           str(tmp_path / "r.json"), f"{option}={value}"], capture_output=True, text=True,
+                          cwd=REPO, timeout=120)
+    assert proc.returncode == 2 and proc.stdout == "" and "Traceback" not in proc.stderr
+    assert proc.stderr.splitlines() == [f"beambleu: error: argument {option}: expected a positive number of "
+                                        f"seconds, got '{value}'"]
+    assert os.listdir(tmp_path) == []
