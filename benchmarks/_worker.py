@@ -2,6 +2,8 @@
 
     python -m benchmarks._worker IMPL PARQUET TOKENIZE [--batch-size N]
 
+TOKENIZE is BLEU's tokenizer, or ``chrf`` / ``chrf++`` to measure those metrics instead.
+
 Prints one JSON line: cpu_s (process CPU time of the scored part), wall_s, peak_rss_mb,
 score, stats. For beambleu the scored part includes reading the Parquet file batch by batch;
 for sacrebleu and bleuscore the corpus is first loaded into Python lists (their APIs need
@@ -61,6 +63,34 @@ def run_sacrebleu(path, tokenize):
     return cpu, wall, s.score, [s.sys_len, s.ref_len, *s.counts, *s.totals], {}
 
 
+#: the chrF variants measured: name -> (char order, word order)
+CHRF_VARIANTS = {"chrf": (6, 0), "chrf++": (6, 2)}
+
+
+def run_beambleu_chrf(path, variant, batch_size):
+    from bleu_core.chrf import Chrf
+    from bleu_core.parquet import parquet_stats
+
+    char_order, word_order = CHRF_VARIANTS[variant]
+    metric = Chrf(char_order=char_order, word_order=word_order)
+    c0, w0 = time.process_time(), time.perf_counter()
+    total = parquet_stats(path, metric, batch_size=batch_size)
+    cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+    return cpu, wall, metric.score(total).score, total.tolist(), {}
+
+
+def run_sacrebleu_chrf(path, variant):
+    from sacrebleu.metrics.chrf import CHRF
+
+    char_order, word_order = CHRF_VARIANTS[variant]
+    hyps, refs = load_lists(path)
+    streams = [list(s) for s in zip(*refs)]
+    c0, w0 = time.process_time(), time.perf_counter()
+    s = CHRF(char_order=char_order, word_order=word_order).corpus_score(hyps, streams)
+    cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+    return cpu, wall, s.score, [], {}
+
+
 def run_bleuscore(path, tokenize):
     import bleuscore
 
@@ -76,10 +106,17 @@ def main():
     ap.add_argument("impl", choices=["beambleu", "beambleu-sentence", "beambleu-normalise", "beambleu-tokenize",
                                      "sacrebleu", "bleuscore"])
     ap.add_argument("parquet")
-    ap.add_argument("tokenize")
+    ap.add_argument("tokenize", help="BLEU's tokenizer, or chrf / chrf++ for those metrics")
     ap.add_argument("--batch-size", type=int, default=16384)
     a = ap.parse_args()
-    if a.impl == "sacrebleu":
+    if a.tokenize in CHRF_VARIANTS:
+        if a.impl == "sacrebleu":
+            res = run_sacrebleu_chrf(a.parquet, a.tokenize)
+        elif a.impl == "beambleu":
+            res = run_beambleu_chrf(a.parquet, a.tokenize, a.batch_size)
+        else:
+            raise SystemExit(f"{a.impl} does not measure {a.tokenize}")
+    elif a.impl == "sacrebleu":
         res = run_sacrebleu(a.parquet, a.tokenize)
     elif a.impl == "bleuscore":
         res = run_bleuscore(a.parquet, a.tokenize)

@@ -53,7 +53,7 @@ def with_buckets(path: Path) -> Path:
 
 
 def one_beambleu(path: str, n: int) -> dict:
-    from pipeline.cli import main
+    from beambleu.cli import main
 
     out = Path(path).with_name(f"bootstrap-result-{os.getpid()}.json")
     c0, w0 = time.process_time(), time.perf_counter()

@@ -1,7 +1,8 @@
 """Speed and memory of bleu_core's batch path, side by side with sacrebleu (and bleuscore).
 
-    python -m benchmarks.core                      # the full suite (about an hour on 2 cores)
-    python -m benchmarks.core --quick              # 100k pairs, 13a, 1 reference, 2 rounds
+    python -m benchmarks.core                      # the full suite (about two hours on 2 cores)
+    python -m benchmarks.core --quick              # 100k pairs, 13a, chrF, chrF++, 1 reference, 2 rounds
+    python -m benchmarks.core --tokenizers chrf,chrf++ --refs 1   # chrF and chrF++ at 100k and 1M
 
 Every measurement runs in a fresh process (``benchmarks._worker``), implementations
 alternate within each round, and the table reports medians over rounds: pairs per
@@ -33,7 +34,14 @@ TARGETS = {
     ("intl", 1, 100_000): 8.0,
     ("zh", 1, 100_000): 8.0,
     ("char", 1, 100_000): 8.0,
+    # chrF and chrF++ (issue 11): 30x sacrebleu's CHRF at 100k and 1M pairs
+    ("chrf", 1, 100_000): 30.0,
+    ("chrf", 1, 1_000_000): 30.0,
+    ("chrf++", 1, 100_000): 30.0,
+    ("chrf++", 1, 1_000_000): 30.0,
 }
+#: "tokenizers" that are metrics of their own: measured at every size, against sacrebleu's CHRF
+METRICS = ("chrf", "chrf++")
 
 
 def worker(impl, path, tokenize, batch_size):
@@ -85,8 +93,9 @@ def main(argv=None):
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="100000,1000000", help="corpus sizes in pairs (default: %(default)s)")
     ap.add_argument("--refs", default="1,2", help="references per pair (default: %(default)s)")
-    ap.add_argument("--tokenizers", default="13a,intl,zh,char",
-                    help="tokenizers; all but 13a run at the smallest size, 1 reference (default: %(default)s)")
+    ap.add_argument("--tokenizers", default="13a,intl,zh,char,chrf,chrf++",
+                    help="BLEU tokenizers (all but 13a run at the smallest size, 1 reference) and the metrics chrf, "
+                         "chrf++ (every size and reference count) (default: %(default)s)")
     ap.add_argument("--rounds", type=int, default=3, help="rounds per configuration (default: %(default)s)")
     ap.add_argument("--large-rounds", type=int, default=1,
                     help="rounds for sizes >= 1M, where sacrebleu needs minutes and ~10 GB (default: %(default)s)")
@@ -95,10 +104,10 @@ def main(argv=None):
     ap.add_argument("--synthetic", action="store_true", help="use the synthetic corpus even if corpora exist")
     ap.add_argument("--no-sacrebleu-above", type=int, default=None,
                     help="skip sacrebleu for sizes above this (ratios then missing)")
-    ap.add_argument("--quick", action="store_true", help="100k pairs, 13a, 1 reference, 2 rounds")
+    ap.add_argument("--quick", action="store_true", help="100k pairs, 13a, chrF, chrF++, 1 reference, 2 rounds")
     a = ap.parse_args(argv)
     if a.quick:
-        a.sizes, a.refs, a.tokenizers, a.rounds = "100000", "1", "13a", 2
+        a.sizes, a.refs, a.tokenizers, a.rounds = "100000", "1", "13a,chrf,chrf++", 2
     sizes = sorted(int(s) for s in a.sizes.split(","))
     refs = [int(r) for r in a.refs.split(",")]
     toks = a.tokenizers.split(",")
@@ -109,8 +118,8 @@ def main(argv=None):
     print(f"start-up: import bleu_core {imp:.3f} s (over a bare interpreter); "
           f"intl/zh Unicode table, built once per process: {table:.3f} s")
 
-    configs = [("13a", n, s) for n in refs for s in sizes] if "13a" in toks else []
-    configs += [(t, 1, sizes[0]) for t in toks if t != "13a"]
+    configs = [(t, n, s) for t in toks if t == "13a" or t in METRICS for n in refs for s in sizes]
+    configs += [(t, 1, sizes[0]) for t in toks if t != "13a" and t not in METRICS]
     rows = []
     for tok, nrefs, size in configs:
         path, source = build(size, nrefs, a.workdir, corpora)
@@ -168,11 +177,12 @@ def main(argv=None):
                   f"{tokz:.2f}, count+clip+combine {count:.2f}; total {full:.2f}")
     # memory: flat in corpus size
     bb = {(t, n, s): max(x["peak_rss_mb"] for x in res["beambleu"]) for t, n, s, _, res in rows}
-    for nrefs in refs:
-        small, large = bb.get(("13a", nrefs, sizes[0])), bb.get(("13a", nrefs, sizes[-1]))
-        if small and large and sizes[-1] > sizes[0]:
-            print(f"memory, 13a {nrefs}ref: peak RSS {large:.0f} MB at {sizes[-1]:,} pairs vs {small:.0f} MB at "
-                  f"{sizes[0]:,}: {large / small:.2f}x (target <= 1.5x and < 1 GB)")
+    for t in ["13a", *METRICS]:
+        for nrefs in refs:
+            small, large = bb.get((t, nrefs, sizes[0])), bb.get((t, nrefs, sizes[-1]))
+            if small and large and sizes[-1] > sizes[0]:
+                print(f"memory, {t} {nrefs}ref: peak RSS {large:.0f} MB at {sizes[-1]:,} pairs vs {small:.0f} MB at "
+                      f"{sizes[0]:,}: {large / small:.2f}x (target <= 1.5x and < 1 GB)")
 
 
 if __name__ == "__main__":

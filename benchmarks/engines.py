@@ -34,7 +34,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def run(path, out, extra):
-    cmd = [sys.executable, "-m", "pipeline.cli", "run", "--input", str(path), "--output", str(out), "--overwrite",
+    cmd = [sys.executable, "-m", "beambleu.cli", "run", "--input", str(path), "--output", str(out), "--overwrite",
            "--progress", "off", *extra]
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)

@@ -48,7 +48,7 @@ def core_cmd(path):
 
 
 def run_cmd(path, out, extra):
-    return [sys.executable, "-m", "pipeline.cli", "run", "--input", str(path), "--output", str(out),
+    return [sys.executable, "-m", "beambleu.cli", "run", "--input", str(path), "--output", str(out),
             "--overwrite", "--progress", "off", *extra]
 
 

@@ -1,4 +1,5 @@
-"""bleu_core: corpus BLEU from sufficient statistics, exactly as sacrebleu 2.6.0 computes it.
+"""bleu_core: corpus BLEU, chrF and chrF++ from sufficient statistics, exactly as sacrebleu 2.6.0
+computes them.
 
 No Apache Beam here: ``bleu_core`` is a plain library (numpy + pyarrow + a small C kernel).
 
@@ -10,7 +11,9 @@ No Apache Beam here: ``bleu_core`` is a plain library (numpy + pyarrow + a small
 __version__ = "0.1.0"
 
 from .batch import BatchInputError, batch_stats
+from .chrf import Chrf, ChrfScore, corpus_chrf, sentence_chrf
 from .metric import Bleu, corpus_bleu, sentence_bleu
+from .protocol import Metric, MetricSet, Score
 from .score import SMOOTH_METHODS, BleuScore, Signature, compute_bleu
 from .stats import BleuStats
 from .tokenizers import DEFAULT_TOKENIZER, TOKENIZERS, get_tokenizer
@@ -21,6 +24,13 @@ __all__ = [
     "BleuScore",
     "BleuStats",
     "BatchInputError",
+    "Chrf",
+    "ChrfScore",
+    "Metric",
+    "MetricSet",
+    "Score",
+    "corpus_chrf",
+    "sentence_chrf",
     "Signature",
     "SMOOTH_METHODS",
     "TOKENIZERS",

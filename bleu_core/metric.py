@@ -2,39 +2,31 @@
 
 from __future__ import annotations
 
-import itertools
-from dataclasses import dataclass
-from typing import Iterable, Optional, Sequence, Tuple
+from dataclasses import dataclass, replace
+from typing import Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 import pyarrow as pa
 
 from .batch import batch_stats
-from .score import BleuScore, Signature, check_order, check_smoothing, check_weights, stat_names
-from .stats import BleuStats, checked_add, column_sums, scalar_stats
+from .protocol import Metric, nrefs_label
+from .score import BleuScore, Signature, check_order, check_smoothing, check_stats, check_weights, stat_names
+from .stats import BleuStats, scalar_stats
 from .tokenizers import check_tokenizer_name, get_tokenizer
 
-#: pairs converted to Arrow and scored per kernel call by ``corpus_bleu``; bounds memory
-CHUNK = 20_000
-
-
-def chunked(pairs, size: int = CHUNK):
-    """``(candidates, references)`` lists of up to ``size`` pairs at a time from (candidate, refs) pairs."""
-    pairs = iter(pairs)
-    while True:
-        chunk = list(itertools.islice(pairs, size))
-        if not chunk:
-            return
-        yield [h for h, _ in chunk], [r for _, r in chunk]
-
-
 @dataclass(frozen=True)
-class Bleu:
-    """BLEU with its options fixed: extracts statistics, scores them, names the signature.
+class Bleu(Metric):
+    """BLEU with its options fixed: extracts statistics, scores them, names the signature
+    (a :class:`bleu_core.protocol.Metric`).
 
     Options and defaults are sacrebleu's ``BLEU``'s; ``weights`` (per-order weights of the
     geometric mean, uniform when ``None``) is our addition.
     """
+
+    id = "bleu"
+    #: BLEU's group-table columns keep the names they always had (``score``, ``bp``, ...)
+    column_prefix = ""
+    counter = ("candidate_tokens", 0)
 
     tokenize: str = "13a"
     lowercase: bool = False
@@ -58,6 +50,37 @@ class Bleu:
     def tokenizer(self):
         return get_tokenizer(self.tokenize)
 
+    def load(self) -> None:
+        self.tokenizer  # MeCab tokenizers need their extra and dictionary
+
+    @property
+    def name(self) -> str:
+        return "BLEU"
+
+    @property
+    def width(self) -> int:
+        return 2 + 2 * self.max_ngram_order
+
+    def stat_names(self) -> List[str]:
+        return stat_names(self.max_ngram_order)
+
+    def check_stats(self, vector) -> np.ndarray:
+        return np.array(check_stats(vector, self.max_ngram_order), dtype=np.int64)
+
+    def sentence_metric(self) -> "Bleu":
+        """Per-pair scores use effective order, as ``sacrebleu -sl`` and ``sentence_bleu`` do."""
+        return self if self.effective_order else replace(self, effective_order=True)
+
+    def table_columns(self) -> List[Tuple[str, pa.DataType, object]]:
+        cols = [("score", pa.float64(), "score"), ("bp", pa.float64(), "bp"), ("ratio", pa.float64(), "ratio"),
+                ("sys_len", pa.int64(), "sys_len"), ("ref_len", pa.int64(), "ref_len"),
+                ("n_pairs", pa.int64(), "n_pairs"), ("nrefs", pa.string(), "nrefs"),
+                ("signature", pa.string(), "signature")]
+        for n in range(self.max_ngram_order):
+            cols += [(f"counts_{n + 1}", pa.int64(), ("counts", n)), (f"totals_{n + 1}", pa.int64(), ("totals", n)),
+                     (f"precision_{n + 1}", pa.float64(), ("precisions", n))]
+        return cols
+
     # -- statistics ------------------------------------------------------------------------
 
     def batch_stats(self, candidates, references, per_row: bool = True, _stop_after: int = 3) -> np.ndarray:
@@ -79,42 +102,15 @@ class Bleu:
         )[0]
 
     def corpus_stats(self, candidates: Iterable[str], references: Iterable[Sequence[Optional[str]]]):
-        """Summed statistics and the set of reference counts, streaming in chunks."""
-        total = np.zeros(2 + 2 * self.max_ngram_order, dtype=np.int64)
-        nrefs = set()
-        offset = 0
-        for hyps, refs in chunked(_checked_pairs(candidates, references)):
-            for r in refs:
-                nrefs.add(sum(x is not None for x in r))
-            try:
-                arrays = (pa.array(hyps, type=pa.large_string()), pa.array(refs, type=pa.large_list(pa.large_string())))
-            except (pa.ArrowException, UnicodeError):
-                arrays = None  # e.g. lone surrogates, which have no UTF-8 form: use the scalar path
-            try:
-                if arrays is None:
-                    part = column_sums(self.scalar_stats(hyps, refs))
-                else:
-                    part = self.batch_stats(*arrays, per_row=False)
-            except ValueError as exc:
-                row = getattr(exc, "row", None)
-                if row is not None:
-                    raise ValueError(f"references[{offset + row}]: {exc.reason}" if exc.column == "references"
-                                     else f"candidates[{offset + row}]: {exc.reason}") from None
-                raise
-            checked_add(total, part, out=total, what="the corpus statistics",
-                        name=stat_names(self.max_ngram_order).__getitem__)
-            offset += len(hyps)
-        if offset == 0:
-            raise ValueError("candidates: no segments to score")
+        """Summed statistics (:class:`BleuStats`) and the set of reference counts, streamed."""
+        total, nrefs = super().corpus_stats(candidates, references)
         return BleuStats(total), nrefs
 
     # -- scores ----------------------------------------------------------------------------
 
     def signature(self, nrefs, n_bootstrap=None, seed=None) -> Signature:
-        if isinstance(nrefs, (set, frozenset)):
-            nrefs = next(iter(nrefs)) if len(nrefs) == 1 else "var"
         return Signature(
-            nrefs=nrefs,
+            nrefs=nrefs_label(nrefs),
             tokenizer_signature=self.tokenizer.signature(),
             lowercase=self.lowercase,
             effective_order=self.effective_order,
@@ -138,35 +134,6 @@ class Bleu:
         sig = None if nrefs is None else self.signature(nrefs, n_bootstrap, seed).format()
         return stats.score(self.smooth_method, self.smooth_value, self.effective_order, self.weights, sig)
 
-    def corpus_score(self, candidates, references) -> BleuScore:
-        stats, nrefs = self.corpus_stats(candidates, references)
-        return self.score(stats, nrefs)
-
-
-def _checked_pairs(candidates, references):
-    if isinstance(candidates, str):
-        raise TypeError("candidates must be a sequence of strings, not a single string")
-    if isinstance(references, str):
-        raise TypeError("references must be a sequence of reference lists, not a single string")
-    sentinel = object()
-    for i, (hyp, refs) in enumerate(itertools.zip_longest(candidates, references, fillvalue=sentinel)):
-        if hyp is sentinel or refs is sentinel:
-            raise ValueError(
-                "candidates and references have different lengths "
-                f"({'more references' if hyp is sentinel else 'more candidates'} after item {i})"
-            )
-        if not isinstance(hyp, str):
-            if hyp is None:
-                raise ValueError(f"candidates[{i}] is None")
-            raise TypeError(f"candidates[{i}] must be a str, got {type(hyp).__name__}")
-        if isinstance(refs, str) or not isinstance(refs, Sequence):
-            raise TypeError(f"references[{i}] must be a list of reference strings (one list per candidate)")
-        for j, r in enumerate(refs):
-            if r is not None and not isinstance(r, str):
-                raise TypeError(f"references[{i}][{j}] must be a str or None, got {type(r).__name__}")
-        if all(r is None for r in refs):
-            raise ValueError(f"references[{i}]: no reference (all references are missing)")
-        yield hyp, refs
 
 
 def corpus_bleu(

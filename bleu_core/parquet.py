@@ -15,7 +15,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .metric import Bleu
-from .stats import BleuStats
+from .protocol import Metric
+from .stats import BleuStats, checked_add
 
 
 def iter_batches(path, columns: Optional[Sequence[str]] = None, batch_size: int = 16384) -> Iterator[pa.RecordBatch]:
@@ -27,14 +28,16 @@ def iter_batches(path, columns: Optional[Sequence[str]] = None, batch_size: int 
         pool.release_unused()
 
 
-def parquet_stats(path, bleu: Optional[Bleu] = None, *, candidate_column: str = "candidate",
+def parquet_stats(path, metric: Optional[Metric] = None, *, candidate_column: str = "candidate",
                   references_column: str = "references", batch_size: int = 16384,
-                  per_row: bool = False, _stop_after: int = 3) -> BleuStats:
-    """Summed statistics of every row of a Parquet file (candidate string + references list<string>)."""
-    bleu = bleu or Bleu()
-    total = np.zeros(2 + 2 * bleu.max_ngram_order, dtype=np.int64)
+                  per_row: bool = False, _stop_after: int = 3):
+    """Summed statistics of every row of a Parquet file (candidate string + references
+    list<string>) for any metric (BLEU by default): :class:`BleuStats` for BLEU, else int64."""
+    metric = metric or Bleu()
+    total = np.zeros(metric.width, dtype=np.int64)
+    extra = {} if _stop_after == 3 else {"_stop_after": _stop_after}  # BLEU's stage timings (benchmarks)
     for batch in iter_batches(path, [candidate_column, references_column], batch_size):
-        out = bleu.batch_stats(batch.column(candidate_column), batch.column(references_column), per_row=per_row,
-                               _stop_after=_stop_after)
-        total += out.sum(axis=0) if per_row else out
-    return BleuStats(total)
+        out = metric.batch_stats(batch.column(candidate_column), batch.column(references_column), per_row=per_row,
+                                 **extra)
+        checked_add(total, out.sum(axis=0) if per_row else out, out=total, name=metric.stat_name)
+    return BleuStats(total) if isinstance(metric, Bleu) else total

@@ -203,7 +203,7 @@ LAUNCHER_ONLY = {"progress", "verbose", "detach"}
 def _run_options() -> Dict[str, argparse.Action]:
     """{underscore name: argparse action} for every BeamBleuOptions option."""
     sys.path.insert(0, str(REPO))
-    from pipeline.options import BeamBleuOptions
+    from beambleu.options import BeamBleuOptions
 
     parser = argparse.ArgumentParser(add_help=False)
     BeamBleuOptions._add_argparse_args(parser)

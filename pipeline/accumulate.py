@@ -1,47 +1,55 @@
-"""Accumulators: plain numpy, no Beam (:mod:`pipeline.grouptable` holds many of them and combines them).
+"""Accumulators: plain numpy, no Beam (:mod:`beambleu.grouptable` holds many of them and combines them).
 
 An accumulator is one int64 vector::
 
-    [c, r, matches_1..N, totals_1..N, (B bootstrap replicates of those 2 + 2N), n_pairs,
-     nrefs_min, nrefs_max]
+    [statistics (k), (B bootstrap replicates of those k), n_pairs, nrefs_min, nrefs_max]
+
+where the k statistics are those of the run's metrics side by side
+(:class:`bleu_core.protocol.MetricSet`; for BLEU alone ``[c, r, matches_1..N, totals_1..N]``).
 
 Everything but the last two entries adds; ``nrefs_min``/``nrefs_max`` take min/max (they make
 the signature's ``nrefs``: one number, or ``var``). The zero has ``nrefs_min = INT64_MAX`` and
-``nrefs_max = 0`` (see :func:`pipeline.grouptable._zeros`), so merging is commutative and
+``nrefs_max = 0`` (see :func:`beambleu.grouptable._zeros`), so merging is commutative and
 associative with an identity. Without
 ``--confidence``/``--paired-bs`` B is 0; with them the replicate block holds B weighted totals
 (see :mod:`bleu_core.bootstrap`), so an accumulator's size is O(B), whatever the corpus size.
 
 Sums are exact or fail: every added entry of an accumulator is a count in 0 .. 2**63 - 1
 (:func:`from_totals` checks its inputs, :func:`from_rows`/:func:`accumulate_groups` sum with
-:func:`bleu_core.stats.column_sums`, :mod:`pipeline.grouptable` keeps the invariant), and a sum that
+:func:`bleu_core.stats.column_sums`, :mod:`beambleu.grouptable` keeps the invariant), and a sum that
 would leave int64 raises OverflowError instead of wrapping.
 """
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 import pyarrow as pa
 
-from bleu_core.score import stat_names
 from bleu_core.stats import column_sums
 
 INT64_MAX = np.iinfo(np.int64).max
 
-
-def width(order: int, n_boot: int = 0) -> int:
-    return (2 + 2 * order) * (1 + n_boot) + 3
-
-
-def stats_of(acc: np.ndarray, order: int) -> np.ndarray:
-    return acc[:2 + 2 * order]
+#: names a statistic by its column (``MetricSet.stat_name``); the default when none is given
+Namer = Callable[[int], str]
 
 
-def boot_of(acc: np.ndarray, order: int) -> np.ndarray:
-    """int64[B, 2 + 2N]: the bootstrap replicates' totals (B = 0 without bootstrap)."""
-    k = 2 + 2 * order
+def _statistic(i: int) -> str:
+    return f"statistic {i}"
+
+
+def width(k: int, n_boot: int = 0) -> int:
+    """Entries of an accumulator of ``k`` statistics and ``n_boot`` replicates."""
+    return k * (1 + n_boot) + 3
+
+
+def stats_of(acc: np.ndarray, k: int) -> np.ndarray:
+    return acc[:k]
+
+
+def boot_of(acc: np.ndarray, k: int) -> np.ndarray:
+    """int64[B, k]: the bootstrap replicates' totals (B = 0 without bootstrap)."""
     return acc[k:-3].reshape(-1, k)
 
 
@@ -56,13 +64,13 @@ def nrefs_of(acc: np.ndarray):
     return lo if lo == hi else "var"
 
 
-def _entry_name(i: int, k: int) -> str:
-    """Name of entry ``i`` of an accumulator's statistics and replicates (statistics width ``k``)."""
-    names = stat_names((k - 2) // 2)
-    return names[i] if i < k else f"{names[i % k]} of bootstrap replicate {i // k}"
+def _entry_name(i: int, k: int, name: Namer) -> str:
+    """Name of entry ``i`` of an accumulator's statistics and replicates (``k`` statistics)."""
+    return name(i) if i < k else f"{name(i % k)} of bootstrap replicate {i // k}"
 
 
-def from_totals(totals: np.ndarray, nrefs: np.ndarray, boot: Optional[np.ndarray] = None) -> np.ndarray:
+def from_totals(totals: np.ndarray, nrefs: np.ndarray, boot: Optional[np.ndarray] = None,
+                name: Namer = _statistic) -> np.ndarray:
     """Accumulator of ``len(nrefs)`` pairs whose statistics sum to ``totals`` (and whose
     bootstrap replicates sum to ``boot``, int64[B, len(totals)], if given); ValueError if any of
     them is negative (they are counts)."""
@@ -75,16 +83,16 @@ def from_totals(totals: np.ndarray, nrefs: np.ndarray, boot: Optional[np.ndarray
     acc[-3] = len(nrefs)
     if acc[:-2].min() < 0:
         i = int(np.flatnonzero(acc[:-2] < 0)[0])
-        raise ValueError(f"BLEU statistics are counts, got {_entry_name(i, k)} = {acc[i]}")
+        raise ValueError(f"statistics are counts, got {_entry_name(i, k, name)} = {acc[i]}")
     acc[-2] = nrefs.min() if len(nrefs) else INT64_MAX
     acc[-1] = nrefs.max() if len(nrefs) else 0
     return acc
 
 
-def from_rows(rows: np.ndarray, nrefs: np.ndarray, boot: Optional[np.ndarray] = None) -> np.ndarray:
+def from_rows(rows: np.ndarray, nrefs: np.ndarray, boot: Optional[np.ndarray] = None,
+              name: Namer = _statistic) -> np.ndarray:
     """Accumulator of a block of per-pair statistics rows (summed exactly, or OverflowError)."""
-    names = stat_names((rows.shape[1] - 2) // 2)
-    return from_totals(column_sums(rows, what="the statistics of a batch", name=names.__getitem__), nrefs, boot)
+    return from_totals(column_sums(rows, what="the statistics of a batch", name=name), nrefs, boot, name)
 
 
 GROUP_KEY_TYPES = "string, large_string, an integer type or dictionary<string>"
@@ -140,7 +148,7 @@ def _invalid_utf8(array: pa.Array) -> Optional[np.ndarray]:
 
 
 def accumulate_groups(rows: np.ndarray, nrefs: np.ndarray, inverse: np.ndarray, n_groups: int,
-                      boot: Optional[np.ndarray] = None) -> np.ndarray:
+                      boot: Optional[np.ndarray] = None, name: Namer = _statistic) -> np.ndarray:
     """One accumulator per group: int64[n_groups, width] (``boot``: int64[n_groups, B, k])."""
     order = np.argsort(inverse, kind="stable")
     sorted_inv = inverse[order]
@@ -149,7 +157,7 @@ def accumulate_groups(rows: np.ndarray, nrefs: np.ndarray, inverse: np.ndarray, 
     nb = 0 if boot is None else boot.shape[1] * k
     out = np.empty((n_groups, k + nb + 3), dtype=np.int64)
     out[:, :k] = column_sums(rows[order], starts, what="the statistics of a group in a batch",
-                             name=stat_names((k - 2) // 2).__getitem__)
+                             name=name)
     if nb:
         out[:, k:k + nb] = boot.reshape(n_groups, nb)
     out[:, -3] = np.diff(np.r_[starts, len(order)])

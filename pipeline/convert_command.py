@@ -4,7 +4,7 @@ Rows: ``candidate`` (string), ``references`` (list<string>), ``line`` (int64, 1-
 number: a stable segment id), and one string column per ``--set key=value``. Files are read
 exactly as ``beambleu score`` reads them, once each, streaming.
 
-The output owns its path (:mod:`pipeline.ownership`): ``-o x.parquet`` is written to a staged
+The output owns its path (:mod:`beambleu.ownership`): ``-o x.parquet`` is written to a staged
 file beside it and renamed into place; ``-o DIR`` gets its ``part-NNNNN.parquet`` shards and a
 manifest listing them in a staged directory that then replaces DIR by one rename, so an
 earlier, larger conversion leaves no stale parts. ``--overwrite`` replaces only a regular file

@@ -3,7 +3,7 @@ one CombineFn).
 
 A :class:`GroupTable` holds the DISTINCT keys of one grouping set (an Arrow table: the set's key
 columns, in order) and their accumulators (``int64[n, width]``, the layout of
-:mod:`pipeline.accumulate`: everything adds but the last two entries, ``nrefs_min``/``nrefs_max``, which
+:mod:`beambleu.accumulate`: everything adds but the last two entries, ``nrefs_min``/``nrefs_max``, which
 take min/max). A batch of rows becomes a few such blocks (one per shard, see :func:`shard_of`) instead
 of one Python element per group, and :class:`GroupTableCombineFn` sums blocks with bounded pending
 memory.

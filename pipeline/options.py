@@ -38,7 +38,7 @@ class BeamBleuOptions(PipelineOptions):
 
     @classmethod
     def _add_argparse_args(cls, parser):
-        from .score_command import add_bleu_arguments
+        from .metric_options import add_metric_arguments
 
         parser = _Underscored(parser)
         g = parser.add_argument_group("input")
@@ -71,7 +71,8 @@ class BeamBleuOptions(PipelineOptions):
                        help="with --groups-output, a grouping set of more than N groups is left to the table and "
                             "only counted in the --output JSON (default: %(default)s)")
         g.add_argument("--sentence-output", metavar="DIR", default=None,
-                       help="per-pair Parquet: row identity, statistics, sentence BLEU (effective order on)")
+                       help="per-pair Parquet: row identity, each metric's statistics and sentence score (BLEU's "
+                            "with effective order on)")
         g.add_argument("--overwrite", action="store_true", help="replace existing outputs")
         g.add_argument("--progress", choices=["auto", "on", "off"], default="auto",
                        help="progress lines on stderr (auto: on for local runners)")
@@ -80,7 +81,7 @@ class BeamBleuOptions(PipelineOptions):
         g.add_argument("--detach", action="store_true",
                        help="submit the job and return without waiting for it (remote runners, Flex Templates); "
                             "the outputs appear when the job ends and are not checked here")
-        add_bleu_arguments(parser, run=True)
+        add_metric_arguments(parser, run=True)
         from .significance import add_significance_arguments
 
         add_significance_arguments(parser, run=True)

@@ -3,7 +3,7 @@
 Everything the job writes is produced by a single final transform that runs only after every
 input row has been combined (so a failed job writes nothing). Each output is first written in
 full to a hidden staging path beside its target, chosen on the driver (see
-:mod:`pipeline.ownership`): per-pair parts go to a staging directory while the job runs, and
+:mod:`beambleu.ownership`): per-pair parts go to a staging directory while the job runs, and
 each (grouping set, shard) of scored groups to a sorted Parquet part; the final step, which
 receives only the corpus accumulator and the parts' paths, adds the per-pair manifest and
 streams the group table and the JSON document from a k-way merge of the parts (memory: a batch
@@ -20,7 +20,6 @@ from typing import Dict, List, Optional
 
 import pyarrow as pa
 
-from bleu_core import Bleu
 
 from . import ownership
 from .inputs import InputSpec
@@ -293,11 +292,14 @@ class Finalize:
     canonical key order (memory: a batch per part, not the number of groups), stages all
     outputs, and commits them when the job commits itself (``--detach``)."""
 
-    def __init__(self, bleu: Bleu, spec: InputSpec, cfg: OutputConfig, inputs: Dict, sig=None, schema=None):
-        self.bleu, self.spec, self.cfg, self.inputs, self.sig, self.schema = bleu, spec, cfg, inputs, sig, schema
+    def __init__(self, metrics, spec: InputSpec, cfg: OutputConfig, inputs: Dict, sig=None, schema=None):
+        from .results import as_metric_set
+
+        self.metrics, self.spec, self.cfg, self.inputs, self.sig, self.schema = (as_metric_set(metrics), spec, cfg,
+                                                                                 inputs, sig, schema)
 
     def __call__(self, elements):
-        from .results import JSON_COLUMN, bleu_dict
+        from .results import JSON_COLUMN, group_doc, score_parts
 
         cfg = self.cfg
         try:
@@ -311,11 +313,14 @@ class Finalize:
                     sentence.append(e[1])
             if corpus_acc is None:
                 raise ValueError("no pairs were scored")
-            corpus = bleu_dict(self.bleu, corpus_acc, self.sig)
-            corpus.pop("_replicates", None)
+            corpus = group_doc(self.metrics, corpus_acc, self.sig)
+            for part in score_parts(corpus):
+                part.pop("_replicates", None)
+            signatures = [part["signature"] for part in score_parts(corpus)]
             counts = {g: sum(n for _, n in ps) for g, ps in parts.items()}
             sets = grouping_sets(counts, self.spec, cfg)
-            head = {"signature": corpus["signature"], "corpus": corpus, "grouping_sets": sets,
+            head = {"signature": signatures[0] if len(signatures) == 1 else signatures, "corpus": corpus,
+                    "grouping_sets": sets,
                     "inputs": {**self.inputs, "pairs": corpus["n_pairs"]}}
             if self.sig is not None and self.sig.n_boot:
                 head["bootstrap"] = {"n": self.sig.n_boot, "seed": self.sig.seed, "method": "poisson",
@@ -351,7 +356,7 @@ class Finalize:
         except BaseException:
             _reset_staged(cfg)
             raise
-        yield {"corpus_score": corpus["score"], "pairs": corpus["n_pairs"]}
+        yield {"corpus_score": score_parts(corpus)[0]["score"], "pairs": corpus["n_pairs"]}
 
 
 class _JsonWriter:
@@ -401,8 +406,9 @@ def _read(path: str) -> bytes:
 
 def _score_line(head: str, d: Dict) -> str:
     ci = f" ({d['confidence']})" if d.get("confidence") else ""
+    verbose = f" {d['verbose_score']}" if d.get("verbose_score") else ""
     sig = f" (p = {d['p_value']:.4f}){'*' if d.get('significant') else ''}" if d.get("p_value") is not None else ""
-    return f"{head} = {d['score']:.1f}{ci} {d['verbose_score']}{sig}"
+    return f"{head} = {d['score']:.1f}{ci}{verbose}{sig}"
 
 
 def summary_lines(cfg: OutputConfig) -> List[str]:
@@ -413,11 +419,13 @@ def summary_lines(cfg: OutputConfig) -> List[str]:
         summary = json.loads(_read(cfg.summary_tmp).decode("utf-8"))
     finally:
         ownership.remove_tree(cfg.summary_tmp)
+    from .results import score_parts
+
     corpus, groups = summary["corpus"], summary["groups"]
-    lines = [_score_line(f"{corpus['name']}|{corpus['signature']}", corpus)]
+    lines = [_score_line(f"{d['name']}|{d['signature']}", d) for d in score_parts(corpus)]
     for g in groups:
         key = ",".join(f"{c}={'null' if g['key'][c] is None else g['key'][c]}" for c in g["group_by"])
-        lines.append(_score_line(f"{key}: {g['name']}", g))
+        lines += [_score_line(f"{key}: {d['name']}", d) for d in score_parts(g)]
     total = sum(gs["groups"] for gs in summary["grouping_sets"])
     if total > len(groups):  # the group table has every group; without it, the JSON document has
         where = cfg.groups_output or cfg.output or "no output (give --output or --groups-output)"

@@ -35,12 +35,16 @@ def build_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("--plot", metavar="FILE", default=None,
                    help="also draw the scores with their intervals to FILE (.png, .svg or .pdf; needs "
                         "pip install 'beambleu[plot]')")
+    p.add_argument("--metric", default=None, metavar="NAME",
+                   help="show (and plot) only this metric, by its name in the result (BLEU, chrF2, chrF2++; "
+                        "default: every metric, the first one plotted)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing --plot file")
     return p
 
 
-def load(path: str) -> Dict:
-    """The result in ``path``, checked (:func:`check_result`), as a ``beambleu run`` document."""
+def load(path: str) -> List[Dict]:
+    """The result in ``path``, checked (:func:`check_result`), as one ``beambleu run`` document
+    per metric (:func:`metric_views`)."""
     try:
         with open(path, "rb") as fh:
             data = fh.read()
@@ -58,16 +62,41 @@ def load(path: str) -> Dict:
         raise InputError(path, f"not JSON: {exc.msg}", exc.lineno, exc.colno) from None
     except RecursionError:
         raise InputError(path, "not a result: JSON nested too deeply") from None
+    if isinstance(doc, list) and doc and all(isinstance(d, dict) and "system" not in d for d in doc):
+        return [_from_score(d, path, f"entry {i}") for i, d in enumerate(doc)]  # `score -m bleu chrf` JSON
     if isinstance(doc, list):
         return from_paired_score(doc, path)
     if isinstance(doc, dict) and "score" in doc and "groups" not in doc:  # `beambleu score` JSON
-        _check_score(doc, path, "")
-        return {"signature": doc.get("signature", ""), "corpus": doc, "groups": [],
-                "bootstrap": {"n": doc.get("bs"), "seed": doc.get("seed")}}
+        return [_from_score(doc, path, "")]
     if not isinstance(doc, dict) or "corpus" not in doc or "groups" not in doc:
         raise InputError(path, "not a `beambleu run` or `beambleu score` result (no 'corpus' and 'groups')")
     check_result(doc, path)
-    return doc
+    return metric_views(doc)
+
+
+def _from_score(d, path: str, where: str) -> Dict:
+    _check_score(d, path, where)
+    return {"signature": d.get("signature", ""), "corpus": d, "groups": [],
+            "bootstrap": {"n": d.get("bs"), "seed": d.get("seed")}}
+
+
+def _parts(d: Dict) -> List[Dict]:
+    """The per-metric objects of a score object (several metrics: under ``scores``)."""
+    return d["scores"] if isinstance(d, dict) and "scores" in d else [d]
+
+
+def metric_views(doc: Dict) -> List[Dict]:
+    """A ``beambleu run`` document of several metrics (``scores`` lists in the corpus and each
+    group) as one single-metric document per metric; a single-metric document as itself."""
+    corpus = doc["corpus"]
+    if not (isinstance(corpus, dict) and "scores" in corpus):
+        return [doc]
+    views = []
+    for i, part in enumerate(corpus["scores"]):
+        groups = [{k: v for k, v in g.items() if k != "scores"} | _parts(g)[i] for g in doc["groups"]]
+        views.append({**doc, "signature": part.get("signature", ""),
+                      "corpus": {**part, "n_pairs": corpus.get("n_pairs")}, "groups": groups})
+    return views
 
 
 def _number(v) -> bool:
@@ -82,6 +111,13 @@ def _check_score(d, path: str, where: str) -> None:
     """A score object (the corpus, a group, a system) has what the table and the plot read."""
     if not isinstance(d, dict):
         raise InputError(path, f"{where} is not an object")
+    if "scores" in d:  # several metrics
+        n_pairs = {k: v for k, v in d.items() if k == "n_pairs"}
+        if not isinstance(d["scores"], list) or not d["scores"]:
+            raise InputError(path, f"{where}: 'scores' is not a list of score objects")
+        for i, part in enumerate(d["scores"]):
+            _check_score({**part, **n_pairs} if isinstance(part, dict) else part, path, f"{where}: scores[{i}]")
+        return
     if "score" not in d:
         raise InputError(path, f"{where} has no 'score'")
     at = f"{where}: " if where else ""
@@ -99,10 +135,12 @@ def _check_score(d, path: str, where: str) -> None:
 def check_result(doc: Dict, path: str) -> None:
     """A ``beambleu run`` document has the shape and types the report reads (unknown keys are
     ignored); else an :class:`InputError` naming the file and the first thing wrong."""
-    if not isinstance(doc.get("signature", ""), str):
+    signature = doc.get("signature", "")
+    if not (isinstance(signature, str) or (isinstance(signature, list) and all(isinstance(x, str) for x in signature))):
         raise InputError(path, "'signature' is not a string")
     if doc["corpus"] is not None:
         _check_score(doc["corpus"], path, "corpus")
+    n_metrics = len(_parts(doc["corpus"])) if doc["corpus"] is not None else None
     boot = doc.get("bootstrap")
     if boot is not None:
         if not isinstance(boot, dict):
@@ -115,6 +153,8 @@ def check_result(doc: Dict, path: str) -> None:
     for i, g in enumerate(doc["groups"]):
         where = f"groups[{i}]"
         _check_score(g, path, where)
+        if n_metrics is not None and len(_parts(g)) != n_metrics:
+            raise InputError(path, f"{where}: scores {len(_parts(g))} metrics, the corpus {n_metrics}")
         cols = g.get("group_by")
         if not isinstance(cols, list) or not cols or not all(isinstance(c, str) for c in cols):
             raise InputError(path, f"{where}: 'group_by' is not a list of column names")
@@ -128,27 +168,49 @@ def check_result(doc: Dict, path: str) -> None:
                 raise InputError(path, f"{where}: 'key' value of {c!r} is not a string, number or null")
 
 
-def from_paired_score(rows, path: str) -> Dict:
-    """`beambleu score -i BASE SYS... --paired-bs` JSON as a result with one group per system."""
-    groups, baseline, signature = [], None, ""
+def from_paired_score(rows, path: str) -> List[Dict]:
+    """`beambleu score -i BASE SYS... --paired-bs` JSON as results with one group per system,
+    one per metric (each entry: ``system`` and one object per metric, under the metric's name)."""
     if not rows:
         raise InputError(path, "an empty list: not a `beambleu score --paired-bs` result")
+    names = None
     for i, row in enumerate(rows):
-        if not isinstance(row, dict) or "system" not in row or "BLEU" not in row:
-            raise InputError(path, f"entry {i} is not a system's result (no 'system' and 'BLEU')")
+        if not isinstance(row, dict) or "system" not in row or len(row) < 2:
+            raise InputError(path, f"entry {i} is not a system's result (no 'system' and score objects)")
         if not isinstance(row["system"], str):
             raise InputError(path, f"entry {i}: 'system' is not a string")
-        _check_score(row["BLEU"], path, f"entry {i}: 'BLEU'")
-        name = row["system"]
-        if name.startswith("Baseline: "):
-            name = name[len("Baseline: "):]
-            baseline = name
-        b = row["BLEU"]
-        signature = b.get("signature", signature)
-        groups.append({"group_by": ["system"], "key": {"system": name}, **b})
-    sig = dict(part.partition(":")[::2] for part in signature.split("|") if part)
-    return {"signature": signature, "corpus": None, "groups": groups,
-            "bootstrap": {"n": sig.get("bs"), "seed": sig.get("seed"), "baseline": baseline, "system_column": "system"}}
+        mine = [k for k in row if k != "system"]
+        if names is not None and mine != names:
+            raise InputError(path, f"entry {i}: scores {', '.join(mine)}, entry 0 {', '.join(names)}")
+        names = mine
+        for name in mine:
+            _check_score(row[name], path, f"entry {i}: {name!r}")
+    views = []
+    for name in names:
+        groups, baseline, signature = [], None, ""
+        for row in rows:
+            system = row["system"]
+            if system.startswith("Baseline: "):
+                system = system[len("Baseline: "):]
+                baseline = system
+            b = row[name]
+            signature = b.get("signature", signature)
+            groups.append({"group_by": ["system"], "key": {"system": system}, **b})
+        sig = dict(part.partition(":")[::2] for part in signature.split("|") if part)
+        views.append({"signature": signature, "corpus": None, "groups": groups, "name": name,
+                      "bootstrap": {"n": sig.get("bs"), "seed": sig.get("seed"), "baseline": baseline,
+                                    "system_column": "system"}})
+    return views
+
+
+def metric_name(doc: Dict) -> str:
+    """The name of the metric a single-metric document scores (``BLEU``, ``chrF2``, ...)."""
+    if doc.get("name"):
+        return doc["name"]
+    for d in [doc["corpus"]] + doc["groups"]:
+        if isinstance(d, dict) and isinstance(d.get("name"), str):
+            return d["name"]
+    return "score"
 
 
 def choose_set(doc: Dict, wanted: Optional[str], system: str, path: str) -> List[str]:
@@ -202,13 +264,13 @@ def table(doc: Dict, cols: List[str], system: str, width: int) -> Tuple[List[str
             systems.remove(baseline)
             systems.insert(0, baseline)
         by = {(g["key"][system], tuple(g["key"][c] for c in others)): g for g in groups}
-        header = [system] + ([" ".join(_key_text(v) for v in k) for k in col_keys] if others else ["BLEU"])
+        header = [system] + ([" ".join(_key_text(v) for v in k) for k in col_keys] if others else [metric_name(doc)])
         rows = []
         for s in systems:
             rows.append([_key_text(s)] + [cell(by[(s, k)], width, baseline, system) if (s, k) in by else "-"
                                           for k in col_keys])
         return header, rows
-    header = [",".join(cols), "BLEU"]
+    header = [",".join(cols), metric_name(doc)]
     return header, [[" ".join(_key_text(g["key"][c]) for c in cols), cell(g, width, None, system)] for g in groups]
 
 
@@ -220,7 +282,7 @@ def render(header: List[str], rows: List[List[str]]) -> str:
 
 def check_plot(args) -> str:
     """Before anything is read or printed: matplotlib is there, ``--plot`` names a format it
-    writes and a path beambleu may write (:mod:`pipeline.ownership`). Returns the format."""
+    writes and a path beambleu may write (:mod:`beambleu.ownership`). Returns the format."""
     from .ownership import Target, check_outputs
 
     try:
@@ -283,9 +345,10 @@ def plot(doc: Dict, cols: List[str], system: str, path: str, fmt: str) -> None:
     ax.set_xticks(range(len(xs)))
     ax.set_xticklabels([" ".join(_key_text(v) for v in x) or "all" for x in xs], rotation=30 if len(xs) > 6 else 0,
                        ha="right" if len(xs) > 6 else "center")
-    ax.set_ylabel("BLEU")
+    name = metric_name(doc)
+    ax.set_ylabel(name)
     ax.set_xlabel(", ".join(others if system in cols else cols) or "")
-    title = "BLEU per group"
+    title = f"{name} per group"
     if "confidence_low" in (groups[0] if groups else {}):
         title += f", 95% bootstrap intervals (B = {boot.get('n', '?')})"
     if baseline is not None:
@@ -314,34 +377,53 @@ def plot(doc: Dict, cols: List[str], system: str, path: str, fmt: str) -> None:
 
 def run(args) -> int:
     fmt = check_plot(args) if args.plot else None
-    doc = load(args.result)
-    boot = doc.get("bootstrap") or {}
+    views = load(args.result)
+    names = [metric_name(v) for v in views]
+    if args.metric is not None and args.metric not in names:
+        raise UsageError(f"--metric {args.metric}: this result scores {', '.join(names)}")
+    shown = [v for v in views if args.metric in (None, metric_name(v))]
+    first = shown[0]
+    boot = first.get("bootstrap") or {}
     system = args.system_column or boot.get("system_column") or "system"
-    cols = choose_set(doc, args.group_by, system, args.result)
+    cols = choose_set(first, args.group_by, system, args.result)
     if args.plot and not cols:
         raise InputError(args.result, "--plot needs groups (or several systems): this result has one score")
-    c = doc["corpus"]
     w = args.width
     out = []
+    for doc in shown:
+        if out:
+            out.append("")
+        out += _section(doc, cols, system, w, len(shown) > 1)
+    if args.plot:  # first: a failure prints no table
+        plot(first, cols, system, args.plot, fmt)
+    print("\n".join(out))
+    if args.plot:
+        print(f"beambleu: wrote {args.plot}", file=sys.stderr)
+    return 0
+
+
+def _section(doc: Dict, cols: List[str], system: str, w: int, named: bool) -> List[str]:
+    """The report of one metric: the corpus score, the signature, the table, its notes."""
+    boot = doc.get("bootstrap") or {}
+    c = doc["corpus"]
+    name = metric_name(doc)
+    out = []
     if c is not None:
-        pairs = f" on {c['n_pairs']:,} pairs" if "n_pairs" in c else ""
-        out.append(f"corpus: BLEU {_fmt(c['score'], w)}"
+        pairs = f" on {c['n_pairs']:,} pairs" if c.get("n_pairs") is not None else ""
+        out.append(f"corpus: {name} {_fmt(c['score'], w)}"
                    + (f" [{_fmt(c['confidence_low'], w)}, {_fmt(c['confidence_high'], w)}]" if "confidence_low" in c
                       else "") + pairs)
-    out.append(f"signature: {doc.get('signature', '')}")
+    out.append(f"{name + ' ' if named else ''}signature: {doc.get('signature', '')}")
     if cols:
         header, rows = table(doc, cols, system, w)
         out += ["", render(header, rows)]
         notes = []
         if any("confidence_low" in g for g in doc["groups"]):
-            notes.append(f"[low, high]: 95% bootstrap interval ({boot.get('n', '?')} resamples, seed {boot.get('seed', '?')})")
+            notes.append(f"[low, high]: 95% bootstrap interval ({boot.get('n', '?')} resamples, "
+                         f"seed {boot.get('seed', '?')})")
         if boot.get("baseline") is not None:
             notes.append(f"(b): baseline {boot['baseline']}; *: p < {ALPHA} in the paired bootstrap test against it")
         if notes:
             out += [""] + notes
-    if args.plot:  # first: a failure prints no table
-        plot(doc, cols, system, args.plot, fmt)
-    print("\n".join(out))
-    if args.plot:
-        print(f"beambleu: wrote {args.plot}", file=sys.stderr)
-    return 0
+    return out
+

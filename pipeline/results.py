@@ -1,23 +1,27 @@
-"""Scores of combined accumulators, as the outputs show them (Beam-free).
+"""Scores of combined accumulators, as the outputs show them (Beam-free, never naming a metric).
 
-``bleu_dict`` makes one BLEU object of the JSON document (sacrebleu's fields, the statistics, the
-interval when bootstrapped); ``score_groups`` scores one combined :class:`~pipeline.grouptable.GroupTable`
-(one grouping set, one shard) into the rows of the group table, each with its JSON object, in the
-table's canonical key order. A shard holds, for every group of a set including the system column,
-the baseline's group with the same other key values (the shard hash leaves the system column out),
-so the paired test is done here, shard by shard.
+``group_doc`` makes the JSON object of one accumulator: with one metric, that metric's object
+(sacrebleu's fields, the statistics, the interval when bootstrapped) plus ``n_pairs``; with
+several, ``{"n_pairs", "scores": [one object per metric]}`` (sacrebleu's ``-f json`` prints a list
+for several metrics too). ``TableLayout`` turns such objects into rows of the group table (each
+metric's :meth:`~bleu_core.protocol.Metric.table_columns`). ``score_groups`` scores one combined
+:class:`~beambleu.grouptable.GroupTable` (one grouping set, one shard) into the rows of the group
+table, each with its JSON object, in the table's canonical key order. A shard holds, for every
+group of a set including the system column, the baseline's group with the same other key values
+(the shard hash leaves the system column out), so the paired test is done here, shard by shard.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import partial
 from typing import Dict, Iterator, List, Optional, Sequence
 
 import numpy as np
 import pyarrow as pa
 
-from bleu_core import Bleu
+from bleu_core.protocol import Metric, MetricSet
 
 from . import accumulate as acc_ops
 from . import grouptable
@@ -25,10 +29,20 @@ from . import grouptable
 #: the JSON object of a group, in a part (a string column)
 JSON_COLUMN = "__json__"
 
-#: fields of a group's BLEU object that become columns of the group table, in this order
-TABLE_FIELDS = ("score", "bp", "ratio", "sys_len", "ref_len", "n_pairs", "nrefs", "signature")
-TABLE_SIGNIFICANCE = ("confidence_mean", "confidence_low", "confidence_high", "confidence_half_width",
-                      "baseline", "p_value", "difference")
+#: significance fields of a metric that become columns of the group table (after its signature)
+TABLE_CONFIDENCE = ("confidence_mean", "confidence_low", "confidence_high", "confidence_half_width")
+TABLE_PAIRED = (("baseline", pa.string()), ("p_value", pa.float64()), ("difference", pa.float64()))
+#: columns every metric shares (the same pairs)
+SHARED = ("n_pairs", "nrefs")
+
+
+def as_metric_set(metrics) -> MetricSet:
+    """A :class:`MetricSet` from a metric, a sequence of metrics or a MetricSet."""
+    if isinstance(metrics, MetricSet):
+        return metrics
+    if isinstance(metrics, Metric):
+        return MetricSet([metrics])
+    return MetricSet(metrics)
 
 
 @dataclass(frozen=True)
@@ -42,63 +56,115 @@ class Significance:
     system_column: str = "system"
 
 
-def bleu_dict(bleu: Bleu, acc: np.ndarray, sig: Optional[Significance] = None) -> Dict:
-    """One BLEU object: sacrebleu's JSON fields, the statistics and ``n_pairs``; with the
-    bootstrap, the interval and (until stripped) the replicate scores under ``_replicates``."""
+def metric_dicts(metrics: MetricSet, acc: np.ndarray, sig: Optional[Significance] = None) -> List[Dict]:
+    """One object per metric of an accumulator: sacrebleu's JSON fields and the statistics; with
+    the bootstrap, the interval and (until stripped) the replicate scores under ``_replicates``."""
     from .significance import interval
 
-    order = bleu.max_ngram_order
+    k = metrics.width
     n_boot = sig.n_boot if sig else 0
-    score = bleu.score(acc_ops.stats_of(acc, order), acc_ops.nrefs_of(acc), n_bootstrap=n_boot or None,
-                       seed=sig.seed if n_boot else None)
-    d = score.to_dict()
-    if n_boot:
-        boot = acc_ops.boot_of(acc, order)
-        if boot.shape[0] != n_boot:
-            raise ValueError(f"accumulator holds {boot.shape[0]} bootstrap replicates, expected {n_boot}")
-        d.update(interval(bleu, boot))
-    d["n_pairs"] = acc_ops.n_pairs(acc)
-    return d
+    totals, nrefs = acc_ops.stats_of(acc, k), acc_ops.nrefs_of(acc)
+    boot = acc_ops.boot_of(acc, k) if n_boot else None
+    if boot is not None and boot.shape[0] != n_boot:
+        raise ValueError(f"accumulator holds {boot.shape[0]} bootstrap replicates, expected {n_boot}")
+    out = []
+    for metric, cols in zip(metrics, metrics.slices):
+        score = metric.score(totals[cols], nrefs, n_bootstrap=n_boot or None, seed=sig.seed if n_boot else None)
+        d = score.to_dict()
+        if n_boot:
+            d.update(interval(metric, boot[:, cols]))
+        out.append(d)
+    return out
 
 
-def table_schema(key_types: Dict[str, pa.DataType], order: int, sig: Optional[Significance]) -> pa.Schema:
-    """The group table's columns: ``group_by``, every key column (null where a grouping set does
-    not have it), the score fields, the significance fields when bootstrapped, then per order
-    ``counts_n``, ``totals_n``, ``precision_n``."""
-    fields = [pa.field("group_by", pa.string())]
-    fields += [pa.field(c, t) for c, t in key_types.items()]
-    fields += [pa.field("score", pa.float64()), pa.field("bp", pa.float64()), pa.field("ratio", pa.float64()),
-               pa.field("sys_len", pa.int64()), pa.field("ref_len", pa.int64()), pa.field("n_pairs", pa.int64()),
-               pa.field("nrefs", pa.string()), pa.field("signature", pa.string())]
-    if sig is not None and sig.n_boot:
-        fields += [pa.field(c, pa.float64()) for c in TABLE_SIGNIFICANCE[:4]]
-    if sig is not None and sig.paired:
-        fields += [pa.field("baseline", pa.string()), pa.field("p_value", pa.float64()),
-                   pa.field("difference", pa.float64())]
-    for n in range(1, order + 1):
-        fields += [pa.field(f"counts_{n}", pa.int64()), pa.field(f"totals_{n}", pa.int64()),
-                   pa.field(f"precision_{n}", pa.float64())]
-    return pa.schema(fields)
+def group_doc(metrics, acc: np.ndarray, sig: Optional[Significance] = None) -> Dict:
+    """The JSON object of one accumulator (see the module doc)."""
+    metrics = as_metric_set(metrics)
+    parts = metric_dicts(metrics, acc, sig)
+    if len(parts) == 1:
+        return {**parts[0], "n_pairs": acc_ops.n_pairs(acc)}
+    return {"n_pairs": acc_ops.n_pairs(acc), "scores": parts}
 
 
-def table_row(d: Dict, schema: pa.Schema) -> Dict:
-    """The group table's row of a group's JSON object (keys from ``d["key"]``)."""
-    row = {"group_by": ",".join(d["group_by"])}
-    for f in schema:
-        name = f.name
-        if name == "group_by":
-            continue
-        if name in d["key"]:
-            row[name] = d["key"][name]
-        elif name.startswith(("counts_", "totals_", "precision_")) and name.rsplit("_", 1)[1].isdigit():
-            field, n = name.rsplit("_", 1)
-            row[name] = d["precisions" if field == "precision" else field][int(n) - 1]
-        else:
-            row[name] = d.get(name)
-    return row
+#: the name beambleu's earlier releases gave :func:`group_doc` (one metric: BLEU)
+bleu_dict = group_doc
 
 
-def score_groups(bleu: Bleu, group_by: Sequence[str], table: grouptable.GroupTable,
+def score_parts(doc: Dict) -> List[Dict]:
+    """The per-metric objects of a group's (or the corpus') JSON object."""
+    return doc["scores"] if "scores" in doc else [doc]
+
+
+def _key(name, d):
+    return d["key"].get(name)
+
+
+def _group_by(d):
+    return ",".join(d["group_by"])
+
+
+def _field(i, field, d):
+    part = score_parts(d)[i]
+    if callable(field):
+        return field(part)
+    if isinstance(field, tuple):
+        key, n = field
+        return part[key][n]
+    return part.get(field)
+
+
+def _shared(name, d):
+    return d["n_pairs"] if name == "n_pairs" else score_parts(d)[0].get(name)
+
+
+def _group_field(name, d):
+    return d.get(name)
+
+
+class TableLayout:
+    """The group table's columns and how each is read from a group's JSON object: ``group_by``,
+    every key column (null where a grouping set does not have it), then each metric's
+    :meth:`~bleu_core.protocol.Metric.table_columns` (named with its ``column_prefix``), its
+    significance columns right after its ``signature`` when bootstrapped; ``n_pairs`` and
+    ``nrefs`` once, where the first metric lists them (else right after the keys)."""
+
+    def __init__(self, key_types: Dict[str, pa.DataType], metrics, sig: Optional[Significance] = None):
+        metrics = as_metric_set(metrics)
+        cols = [("group_by", pa.string(), _group_by)]
+        cols += [(c, t, partial(_key, c)) for c, t in key_types.items()]
+        shared = [("n_pairs", pa.int64(), partial(_shared, "n_pairs")),
+                  ("nrefs", pa.string(), partial(_shared, "nrefs"))]
+        if not any(name in SHARED for name, _, _ in metrics[0].table_columns()):
+            cols += shared
+        for i, metric in enumerate(metrics):
+            prefix = metric.column_prefix
+            for name, typ, field in metric.table_columns():
+                if name in SHARED:
+                    if i == 0:
+                        cols += [c for c in shared if c[0] == name]
+                    continue
+                cols.append((prefix + name, typ, partial(_field, i, field)))
+                if name != "signature" or sig is None:
+                    continue
+                if sig.n_boot:
+                    cols += [(prefix + c, pa.float64(), partial(_field, i, c)) for c in TABLE_CONFIDENCE]
+                if sig.paired:
+                    cols.append((prefix + "baseline", pa.string(), partial(_group_field, "baseline")))
+                    cols += [(prefix + c, t, partial(_field, i, c)) for c, t in TABLE_PAIRED[1:]]
+        names = [c[0] for c in cols]
+        clash = sorted({n for n in names if names.count(n) > 1})
+        if clash:
+            raise ValueError(f"group table column {clash[0]!r} is both a group key and a score field; rename the "
+                             "key column")
+        self.columns = cols
+        self.schema = pa.schema([pa.field(name, typ) for name, typ, _ in cols])
+
+    def row(self, d: Dict) -> Dict:
+        """The group table's row of a group's JSON object."""
+        return {name: get(d) for name, _, get in self.columns}
+
+
+def score_groups(metrics, group_by: Sequence[str], table: grouptable.GroupTable,
                  sig: Optional[Significance] = None, system_column: str = "system",
                  chunk_rows: int = 4096) -> Iterator[List[Dict]]:
     """The JSON objects of one combined table's groups, in its (canonical) key order, a chunk at a
@@ -106,27 +172,30 @@ def score_groups(bleu: Bleu, group_by: Sequence[str], table: grouptable.GroupTab
     the baseline's group of the same other key values when asked."""
     from .significance import paired
 
+    metrics = as_metric_set(metrics)
     testing = sig is not None and sig.paired and system_column in group_by
     pos = list(group_by).index(system_column) if testing else None
     baselines = {}  # other key values -> the baseline's group, with its replicate scores
     if testing:
         for key, acc in grouptable.iter_rows(table):
             if key[pos] == sig.baseline:
-                baselines[key[:pos] + key[pos + 1:]] = bleu_dict(bleu, acc, sig)
+                baselines[key[:pos] + key[pos + 1:]] = metric_dicts(metrics, acc, sig)
     docs = []
     for key, acc in grouptable.iter_rows(table, chunk_rows):
-        d = {"group_by": list(group_by), "key": dict(zip(group_by, key)), **bleu_dict(bleu, acc, sig)}
+        d = {"group_by": list(group_by), "key": dict(zip(group_by, key)), **group_doc(metrics, acc, sig)}
         if testing:
             base = baselines.get(key[:pos] + key[pos + 1:])
             d["baseline"] = sig.baseline
-            if key[pos] == sig.baseline:
-                d["p_value"] = None
-            elif base is None:
-                d["p_value"] = None
-                d["paired_note"] = "the baseline has no pairs in this group"
+            if base is not None and key[pos] != sig.baseline:
+                for part, base_part in zip(score_parts(d), base):
+                    part.update(paired(part, base_part))
             else:
-                d.update(paired(d, base))
-        d.pop("_replicates", None)
+                for part in score_parts(d):
+                    part["p_value"] = None
+                if key[pos] != sig.baseline:
+                    d["paired_note"] = "the baseline has no pairs in this group"
+        for part in score_parts(d):
+            part.pop("_replicates", None)
         docs.append(d)
         if len(docs) == chunk_rows:
             yield docs
@@ -135,9 +204,9 @@ def score_groups(bleu: Bleu, group_by: Sequence[str], table: grouptable.GroupTab
         yield docs
 
 
-def part_table(docs: List[Dict], schema: pa.Schema) -> pa.Table:
+def part_table(docs: List[Dict], layout: TableLayout) -> pa.Table:
     """A part: the group table's rows of ``docs`` plus each one's JSON object."""
-    rows = [table_row(d, schema) for d in docs]
-    table = pa.Table.from_pylist(rows, schema=schema)
+    rows = [layout.row(d) for d in docs]
+    table = pa.Table.from_pylist(rows, schema=layout.schema)
     return table.append_column(JSON_COLUMN, pa.array([json.dumps(d, ensure_ascii=False) for d in docs],
                                                      pa.large_string()))

@@ -1,6 +1,6 @@
 """``beambleu run``: score Parquet shards with the Beam pipeline, globally and per group.
 
-Our options are defined by :class:`pipeline.options.BeamBleuOptions`; every other flag must be a
+Our options are defined by :class:`beambleu.options.BeamBleuOptions`; every other flag must be a
 Beam pipeline option (``--runner``, ``--direct_num_workers``, ...), and an unknown flag is an
 error rather than silently dropped. Without ``--runner`` the local FnApiRunner is used (not
 ``DirectRunner``, which first tries to download the Prism binary), with one worker process per
@@ -96,11 +96,11 @@ def key_types(spec: InputSpec, schema) -> dict:
     return types
 
 
-def significance_config(args):
+def significance_config(args, width: int):
     from .significance import n_boot
     from .transforms import Significance
 
-    return Significance(n_boot=n_boot(args), seed=args.seed, paired=args.paired_bs, baseline=args.baseline,
+    return Significance(n_boot=n_boot(args, width), seed=args.seed, paired=args.paired_bs, baseline=args.baseline,
                         system_column=args.system_column)
 
 
@@ -138,11 +138,9 @@ def extract_input_error(exc: BaseException) -> Optional[str]:
 
 
 def run(args, beam_argv: List[str]) -> int:
-    from bleu_core import Bleu
-
     from .inputs import absolute, check_object_stores, check_store_extras
+    from .metric_options import metrics_from_args
     from .outputs import OutputConfig, check_groups_output
-    from .score_command import metric_from_args
 
     check_args(args)
     paths = [*args.input, *(p for p in (args.output, args.groups_output, args.sentence_output) if p)]
@@ -156,9 +154,8 @@ def run(args, beam_argv: List[str]) -> int:
         raise UsageError(str(exc)) from None
     if unknown:
         raise UsageError(f"unknown option(s): {' '.join(unknown)} (see beambleu run --help)")
-    bleu: Bleu = metric_from_args(args)
-    sig = significance_config(args)
-    bleu.tokenizer  # a missing MeCab extra fails here, before the job
+    metrics = metrics_from_args(args)  # a missing MeCab extra fails here, before the job
+    sig = significance_config(args, metrics.width)
     spec = input_spec(args)
     opts, runner_obj = pipeline_options(beam_argv, args.runner)
     from apache_beam.io.filesystems import FileSystems
@@ -174,17 +171,17 @@ def run(args, beam_argv: List[str]) -> int:
                                   commit_in_job=args.detach, json_groups_limit=args.json_groups_limit)
     guard = _SignalGuard(out_cfg)
     with guard:
-        return _run_job(args, beam_argv, spec, bleu, sig, opts, runner_obj, out_cfg, dry_run, guard)
+        return _run_job(args, beam_argv, spec, metrics, sig, opts, runner_obj, out_cfg, dry_run, guard)
 
 
-def _run_job(args, beam_argv, spec, bleu, sig, opts, runner_obj, out_cfg, dry_run, guard) -> int:
+def _run_job(args, beam_argv, spec, metrics, sig, opts, runner_obj, out_cfg, dry_run, guard) -> int:
     import apache_beam as beam
     from apache_beam.options.pipeline_options import PortableOptions
 
     from . import ownership, results
     from .inputs import plan
     from .outputs import Finalize, commit, prepare_staging, summary_lines
-    from .transforms import ComputeBleu, ReadPairs, ScoreShards
+    from .transforms import ComputeMetrics, ReadPairs, ScoreShards
 
     t0 = time.monotonic()
     the_plan = plan(args.input, spec)
@@ -206,17 +203,21 @@ def _run_job(args, beam_argv, spec, bleu, sig, opts, runner_obj, out_cfg, dry_ru
     p = beam.Pipeline(runner=runner_obj, options=opts)
     batches = p | "ReadPairs" >> ReadPairs(the_plan.items, spec.columns, args.batch_size, the_plan.total_rows,
                                            progress)
-    computed = batches | "ComputeBleu" >> ComputeBleu(bleu, spec, args.null_candidate, out_cfg.sentence_tmp,
-                                                      sig.n_boot, sig.seed, sig.system_column)
+    computed = batches | "ComputeMetrics" >> ComputeMetrics(metrics, spec, args.null_candidate,
+                                                            out_cfg.sentence_tmp, sig.n_boot, sig.seed,
+                                                            sig.system_column)
     stats = computed["stats"] if out_cfg.sentence_tmp else computed
-    schema = results.table_schema(key_types(spec, the_plan.schema), bleu.max_ngram_order, sig)
-    scored = stats | "ScoreShards" >> beam.ParDo(ScoreShards(bleu, spec, sig, schema, out_cfg.parts_tmp))
+    try:
+        layout = results.TableLayout(key_types(spec, the_plan.schema), metrics, sig)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    scored = stats | "ScoreShards" >> beam.ParDo(ScoreShards(metrics, spec, sig, layout, out_cfg.parts_tmp))
     if out_cfg.sentence_tmp:
         parts = computed["sentence_parts"] | "PartPaths" >> beam.Map(lambda path: ("sentence", path))
         scored = (scored, parts) | "Flatten" >> beam.Flatten()
     _ = (scored  # the corpus accumulator and the paths of the parts: small, whatever the number of groups
          | "Gather" >> beam.CombineGlobally(beam.combiners.ToListCombineFn()).without_defaults()
-         | "Write" >> beam.FlatMap(Finalize(bleu, spec, out_cfg, inputs, sig, schema)))
+         | "Write" >> beam.FlatMap(Finalize(metrics, spec, out_cfg, inputs, sig, layout.schema)))
     t1 = time.monotonic()
     result = None
     guard.pipeline = p

@@ -1,4 +1,4 @@
-"""``beambleu score REF [REF ...] -i HYP``: a drop-in for ``sacrebleu REF... -i HYP -m bleu``.
+"""``beambleu score REF [REF ...] -i HYP``: a drop-in for ``sacrebleu REF... -i HYP -m bleu chrf``.
 
 Imports ``bleu_core`` only (never Apache Beam), streams the files in chunks, and prints
 nothing until every line has been scored, so an error never leaves partial output.
@@ -13,29 +13,6 @@ import sys
 from .argtypes import int_at_least
 from .errors import UsageError
 from .textfiles import InputError, add_max_line_bytes, iter_chunks
-
-
-def add_bleu_arguments(p: argparse.ArgumentParser, run: bool = False) -> None:
-    """The BLEU options, with sacrebleu's flag names and defaults (shared by score and run)."""
-    from bleu_core.score import SMOOTH_DEFAULTS
-    from bleu_core.tokenizers import TOKENIZERS
-
-    g = p.add_argument_group("BLEU options (as in sacrebleu)")
-    g.add_argument("--tokenize", "-tok", choices=TOKENIZERS, default="13a",
-                   help="tokenization method (default: %(default)s); ja-mecab/ko-mecab need the ja/ko extras")
-    g.add_argument("--lowercase", "-lc", action="store_true", help="case-insensitive BLEU")
-    g.add_argument("--smooth-method", "-s", choices=list(SMOOTH_DEFAULTS), default="exp",
-                   help="smoothing: exp (default), floor, add-k or none")
-    g.add_argument("--smooth-value", "-sv", type=float, default=None,
-                   help=f"value for floor (default {SMOOTH_DEFAULTS['floor']}) and add-k (default {SMOOTH_DEFAULTS['add-k']})")
-    g.add_argument("--force", action="store_true",
-                   help="do not warn about input that looks tokenized (100+ lines ending in ' .')")
-    g.add_argument("--max-ngram-order", type=int, default=4, metavar="N",
-                   help="highest n-gram order (default: %(default)s; not a sacrebleu flag)")
-    g.add_argument("--effective-order", action="store_true",
-                   help="leave out orders with no n-grams from the mean" + (
-                       " (per-pair scores of --sentence-output always use it)" if run else
-                       " (on with --sentence-level)"))
 
 
 def add_report_arguments(p: argparse.ArgumentParser) -> None:
@@ -54,41 +31,15 @@ def build_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
                         "being the baseline")
     p.add_argument("--sentence-level", "-sl", action="store_true",
                    help="one score per line, with effective order (printed as text, like sacrebleu)")
-    add_bleu_arguments(p)
+    from .metric_options import add_metric_arguments
+
+    add_metric_arguments(p)
     from .significance import add_significance_arguments
 
     add_significance_arguments(p)
     add_report_arguments(p)
     add_max_line_bytes(p)
     return p
-
-
-def metric_from_args(args):
-    """The metric the BLEU options ask for; an option value it refuses is a :class:`UsageError`."""
-    from bleu_core import Bleu
-
-    try:
-        return Bleu(
-            tokenize=args.tokenize,
-            lowercase=args.lowercase,
-            smooth_method=args.smooth_method,
-            smooth_value=args.smooth_value,
-            max_ngram_order=args.max_ngram_order,
-            effective_order=args.effective_order or getattr(args, "sentence_level", False),
-        )
-    except (ValueError, TypeError) as exc:
-        raise UsageError(str(exc)) from None
-
-
-def checked_metric(args):
-    """:func:`metric_from_args`, with its tokenizer made: a missing extra (MeCab) or a wrong
-    dictionary fails here, before any input is read (a :class:`UsageError`)."""
-    metric = metric_from_args(args)
-    try:
-        metric.tokenizer
-    except RuntimeError as exc:
-        raise UsageError(str(exc)) from None
-    return metric
 
 
 def warn_tokenized(hyp_iter_count: int, args) -> None:
@@ -104,6 +55,8 @@ def _check_args(args) -> None:
         raise UsageError("--paired-bs needs a baseline and at least one more system (-i BASE SYS...)")
     if args.sentence_level and (args.confidence or args.paired_bs):
         raise UsageError("--sentence-level does not combine with --confidence or --paired-bs")
+    if args.sentence_level and len(set(args.metrics)) > 1:
+        raise UsageError("--sentence-level scores one metric at a time (as in sacrebleu)")
     if args.input.count("-") + args.refs.count("-") > 1:
         raise UsageError("standard input (-) can be read once only")
 
@@ -115,7 +68,7 @@ class _System:
     def __init__(self, path: str):
         self.path, self.total, self.boot, self.lines, self.tokenized = path, None, None, [], 0
 
-    def add(self, metric, hyps, refs, first: int, args, n_boot: int) -> None:
+    def add(self, metrics, hyps, refs, first: int, args, n_boot: int) -> None:
         import numpy as np
 
         from bleu_core import BatchInputError
@@ -124,12 +77,13 @@ class _System:
 
         self.tokenized += sum(h.endswith(" .") for h in hyps)
         try:
-            rows = metric.batch_stats(hyps, refs, per_row=args.sentence_level or n_boot > 0)
+            rows = metrics.batch_stats(hyps, refs, per_row=args.sentence_level or n_boot > 0)
         except BatchInputError as exc:  # pragma: no cover - text files cannot hold nulls
             raise InputError(self.path, exc.reason, first + exc.row + 1) from None
         if args.sentence_level:
+            one = metrics[0].sentence_metric()
             nrefs = len(args.refs)
-            self.lines.extend(metric.score(row, nrefs).format(args.width, args.score_only) for row in rows)
+            self.lines.extend(one.score(row, nrefs).format(args.width, args.score_only) for row in rows)
             return
         if n_boot:
             b = replicates_of_rows(rows, row_keys_for_lines(len(hyps), first), n_boot, args.seed)
@@ -139,51 +93,82 @@ class _System:
 
 
 def run(args) -> int:
-    from .significance import interval, n_boot as boot_count, paired, strip_replicates
+    from .metric_options import metrics_from_args
+    from .significance import n_boot as boot_count
 
     _check_args(args)
-    metric = checked_metric(args)
+    metrics = metrics_from_args(args)
     nrefs = len(args.refs)
-    n_boot = boot_count(args)
+    n_boot = boot_count(args, metrics.width)
     systems = [_System(hyp) for hyp in args.input]
     done = 0
     for hyps, refs in iter_chunks(args.input, args.refs, args.max_line_bytes):
         for system, candidates in zip(systems, hyps):
-            system.add(metric, candidates, refs, done, args, n_boot)
+            system.add(metrics, candidates, refs, done, args, n_boot)
         done += len(refs)
     warn_tokenized(max(s.tokenized for s in systems), args)
     if args.sentence_level:
         sys.stdout.write("\n".join(systems[0].lines) + "\n")
         return 0
-    docs = []
-    for s in systems:
-        score = metric.score(s.total, nrefs, n_bootstrap=n_boot or None, seed=args.seed if n_boot else None)
+    results = [_score_system(metrics, s, nrefs, n_boot, args) for s in systems]
+    if args.paired_bs:
+        from .significance import paired, strip_replicates
+
+        for i in range(len(metrics)):
+            base = results[0][i][1]
+            base["p_value"] = None
+            for r in results[1:]:
+                r[i][1].update(paired(r[i][1], base))
+        for r in results:
+            strip_replicates([d for _, d in r])
+        _print_paired(args.input, metrics, results, args)
+        return 0
+    _print_single(results[0], args)
+    return 0
+
+
+def _score_system(metrics, system: _System, nrefs: int, n_boot: int, args):
+    """(score, JSON object) of each metric for one system, in ``metrics`` order."""
+    from .significance import interval
+
+    out = []
+    for metric, cols in zip(metrics, metrics.slices):
+        score = metric.score(system.total[cols], nrefs, n_bootstrap=n_boot or None,
+                             seed=args.seed if n_boot else None)
         d = score.to_dict()
         if n_boot:
-            ci = interval(metric, s.boot, args.width)
-            d = _with_confidence(d, ci)
-        docs.append((s.path, score, d))
-    if args.paired_bs:
-        base = docs[0][2]
-        base["p_value"] = None
-        for _, _, d in docs[1:]:
-            d.update(paired(d, base))
-    strip_replicates([d for _, _, d in docs])
-    if args.paired_bs:
-        _print_paired(docs, args)
-        return 0
-    _, score, d = docs[0]
+            d = _with_confidence(d, interval(metric, system.boot[:, cols], args.width))
+        out.append((score, d))
+    return out
+
+
+def _text_line(score, d, args) -> str:
+    text = score.format(args.width)
+    if "confidence" in d:
+        head, _, rest = text.partition(f" = {score.score:.{args.width}f}")
+        text = f"{head} = {score.score:.{args.width}f} ({d['confidence']}){rest}"
+    return text
+
+
+def _print_single(results, args) -> None:
+    """One system's scores as sacrebleu prints them: JSON (a list for several metrics), the
+    scores alone (``-b``), or text lines aligned on their ``=``."""
+    from .significance import strip_replicates
+
+    strip_replicates([d for _, d in results])
     if args.score_only:
-        print(f"{score.score:.{args.width}f}")
+        lines = [f"{score.score:.{args.width}f}" for score, _ in results]
+        if args.format == "json" and len(lines) > 1:
+            print("[\n" + ",\n".join(lines) + "\n]")
+        else:
+            print("\n".join(lines))
     elif args.format == "json":
-        print(json.dumps(d, indent=1, ensure_ascii=False))
+        texts = [json.dumps(d, indent=1, ensure_ascii=False) for _, d in results]
+        print(texts[0] if len(texts) == 1 else "[\n" + ",\n".join(texts) + "\n]")
     else:
-        text = score.format(args.width)
-        if n_boot:
-            head, _, rest = text.partition(f" = {score.score:.{args.width}f} ")
-            text = f"{head} = {score.score:.{args.width}f} ({d['confidence']}) {rest}"
-        print(text)
-    return 0
+        lines = [_text_line(score, d, args) for score, d in results]
+        w = max(line.index("=") - 1 for line in lines)
+        print("\n".join(f"{line[:line.index('=') - 1]:>{w}}{line[line.index('=') - 1:]}" for line in lines))
 
 
 def _with_confidence(d, ci):
@@ -198,26 +183,35 @@ def _with_confidence(d, ci):
     return out
 
 
-def _print_paired(docs, args) -> None:
+def _print_paired(paths, metrics, results, args) -> None:
+    """The paired test's table: one row per system, one column per metric (JSON: one object per
+    system, one entry per metric)."""
+    names = [f"Baseline: {hyp}" if i == 0 else hyp for i, hyp in enumerate(paths)]
     if args.format == "json":
-        rows = []
-        for i, (hyp, _, d) in enumerate(docs):
-            keys = ("score", "p_value", "significant", "difference", "confidence_mean", "confidence_low",
-                    "confidence_high", "confidence_half_width", "confidence", "signature")
-            rows.append({"system": f"Baseline: {hyp}" if i == 0 else hyp, "BLEU": {k: d[k] for k in keys if k in d}})
+        keys = ("score", "p_value", "significant", "difference", "confidence_mean", "confidence_low",
+                "confidence_high", "confidence_half_width", "confidence", "signature")
+        rows = [{"system": name, **{score.name: {k: d[k] for k in keys if k in d} for score, d in r}}
+                for name, r in zip(names, results)]
         print(json.dumps(rows, indent=4, ensure_ascii=False))
         return
     w = args.width
-    names = [f"Baseline: {hyp}" if i == 0 else hyp for i, (hyp, _, _) in enumerate(docs)]
-    cells = []
-    for i, (_, score, d) in enumerate(docs):
-        cell = f"{score.score:.{w}f} ({d['confidence_mean']:.{w}f} ± {d['confidence_half_width']:.{w}f})"
-        if i:
-            cell += f" (p = {d['p_value']:.4f}){'*' if d['significant'] else ''}"
-        cells.append(cell)
+    table = []
+    for i, r in enumerate(results):
+        cells = []
+        for score, d in r:
+            cell = f"{score.score:.{w}f} ({d['confidence_mean']:.{w}f} ± {d['confidence_half_width']:.{w}f})"
+            if i:
+                cell += f" (p = {d['p_value']:.4f}){'*' if d['significant'] else ''}"
+            cells.append(cell)
+        table.append(cells)
+    heads = [f"{score.name} (μ ± 95% CI half-width)" for score, _ in results[0]]
     width = max(len(n) for n in names + ["System"])
-    print(f"{'System':<{width}}  BLEU (μ ± 95% CI half-width)")
-    for n, c in zip(names, cells):
-        print(f"{n:<{width}}  {c}")
-    print(f"\nSignature: {docs[0][2]['signature']}")
+    cols = [max(len(c) for c in [h] + [row[j] for row in table]) for j, h in enumerate(heads)]
+    fmt = lambda first, cells: "  ".join([f"{first:<{width}}"] + [f"{c:<{cols[j]}}" for j, c in enumerate(cells)])  # noqa: E731
+    print(fmt("System", heads).rstrip())
+    for n, cells in zip(names, table):
+        print(fmt(n, cells).rstrip())
+    for score, d in results[0]:
+        label = f"{score.name} signature" if len(results[0]) > 1 else "Signature"
+        print(f"\n{label}: {d['signature']}")
     print(f"* p < 0.05: significantly different from the baseline (paired bootstrap, {args.paired_bs_n} resamples)")

@@ -48,10 +48,10 @@ def add_significance_arguments(p, run: bool = False) -> None:
                        help="--paired-bs in long format: the column naming the system (default: %(default)s)")
 
 
-def n_boot(args) -> int:
+def n_boot(args, width: int) -> int:
     """Replicates to draw: 0 when no interval or test was asked for. Checked before any work
     against :func:`bleu_core.bootstrap.check_replicates` (every group holds all B replicate
-    totals of ``2 + 2 * max_ngram_order`` statistics): a :class:`UsageError` naming the flag."""
+    totals of the metrics' ``width`` statistics): a :class:`UsageError` naming the flag."""
     if getattr(args, "paired_bs", False):
         flag, n = "--paired-bs-n", args.paired_bs_n
     elif getattr(args, "confidence", False):
@@ -59,15 +59,15 @@ def n_boot(args) -> int:
     else:
         return 0
     try:
-        return bs.check_replicates(n, 2 + 2 * getattr(args, "max_ngram_order", 4))
+        return bs.check_replicates(n, width)
     except (ValueError, TypeError) as exc:
         raise UsageError(f"{flag}: {exc}") from None
 
 
-def interval(bleu, boot: np.ndarray, width: int = 1) -> Dict:
+def interval(metric, boot: np.ndarray, width: int = 1) -> Dict:
     """Confidence fields of one score from its replicate totals; also returns the replicate
     scores (under ``_replicates``, for pairing; not written)."""
-    scores = bs.replicate_scores(bleu, boot)
+    scores = bs.replicate_scores(metric, boot)
     ci = bs.percentile_interval(scores)
     return {
         "confidence_mean": ci["mean"],

@@ -1,9 +1,10 @@
 """The Beam skin: DoFns and the composite transforms.
 
-``ComputeBleu`` is usable from other pipelines: it takes a PCollection of Arrow record batches
+``ComputeMetrics`` (``ComputeBleu`` is its earlier name) is usable from other pipelines: given
+one metric or several (:class:`bleu_core.protocol.MetricSet`), it takes a PCollection of Arrow record batches
 (or ``(source, first_row, RecordBatch)`` triples, which let errors name file and row) and
 returns ``((grouping_set_index, shard), GroupTable)`` pairs combined by one
-:class:`~pipeline.grouptable.GroupTableCombineFn`; grouping set ``-1``, shard 0 (``CORPUS_KEY``)
+:class:`~beambleu.grouptable.GroupTableCombineFn`; grouping set ``-1``, shard 0 (``CORPUS_KEY``)
 is the whole corpus, one row. Each batch yields a few compact tables (one per grouping set and
 shard), not one element per group, so the number of groups costs memory only in the combined
 tables themselves. ``ScoreShards`` scores a combined table into a result part.
@@ -21,12 +22,13 @@ import numpy as np
 import pyarrow as pa
 from apache_beam.metrics import Metrics
 
-from bleu_core import BatchInputError, Bleu
+from bleu_core import BatchInputError
 from bleu_core.batch import nrefs_per_row
+from bleu_core.protocol import MetricSet
 
 from . import accumulate as acc_ops
 from . import grouptable, results
-from .results import Significance, bleu_dict  # noqa: F401  (part of this module's API)
+from .results import Significance, as_metric_set, bleu_dict, group_doc  # noqa: F401  (part of this module's API)
 from .inputs import InputSpec, PipelineInputError, WorkItem, read_batches
 
 #: the corpus: grouping set -1, one shard
@@ -44,7 +46,7 @@ def corpus_table(acc: np.ndarray) -> grouptable.GroupTable:
 
 @dataclass(frozen=True)
 class StatsConfig:
-    bleu: Bleu
+    metrics: MetricSet
     spec: InputSpec
     null_candidate: str = "error"
     sentence_dir: Optional[str] = None  # temporary directory for per-pair parts
@@ -71,7 +73,8 @@ class BatchToStats(beam.DoFn):
 
     def setup(self):
         self.pairs = Metrics.counter(NAMESPACE, "pairs")
-        self.tokens = Metrics.counter(NAMESPACE, "candidate_tokens")
+        self.counters = [None if m.counter is None else Metrics.counter(NAMESPACE, m.counter[0])
+                         for m in self.config.metrics]
         self.batches = Metrics.counter(NAMESPACE, "batches")
         self.rejected = Metrics.counter(NAMESPACE, "rows_rejected")
         self.null_as_empty = Metrics.counter(NAMESPACE, "null_candidates_as_empty")
@@ -98,7 +101,7 @@ class BatchToStats(beam.DoFn):
         source, first_row, batch = _as_triple(element)
         if batch is None or batch.num_rows == 0:
             return
-        cfg, spec, bleu = self.config, self.config.spec, self.config.bleu
+        cfg, spec, metrics = self.config, self.config.spec, self.config.metrics
         refs = self._references(batch)
         nrefs = nrefs_per_row(refs)  # a row without any reference is reported by the kernel
         need_rows = bool(spec.group_by) or cfg.sentence_dir is not None or cfg.n_boot > 0
@@ -130,18 +133,19 @@ class BatchToStats(beam.DoFn):
                 self.null_as_empty.inc(cands.null_count)
                 cands = cands.fill_null("")
             try:
-                stats = bleu.batch_stats(cands, refs, per_row=need_rows)
+                stats = metrics.batch_stats(cands, refs, per_row=need_rows)
             except BatchInputError as exc:
                 self._fail(source, first_row, exc, cand_col)
             self.pairs.inc(batch.num_rows)
             self.batches.inc()
             if not need_rows:
-                self.tokens.inc(int(stats[0]))
-                yield CORPUS_KEY, corpus_table(acc_ops.from_totals(stats, nrefs))
+                self._count(stats)
+                yield CORPUS_KEY, corpus_table(acc_ops.from_totals(stats, nrefs, name=metrics.stat_name))
                 continue
-            self.tokens.inc(int(stats[:, 0].sum()))
+            self._count(stats.sum(axis=0))
             boot = self._bootstrap(stats, row_keys, sets) if cfg.n_boot else None
-            yield CORPUS_KEY, corpus_table(acc_ops.from_rows(stats, nrefs, None if boot is None else boot[0]))
+            yield CORPUS_KEY, corpus_table(acc_ops.from_rows(stats, nrefs, None if boot is None else boot[0],
+                                                             name=metrics.stat_name))
             offset = 1
             for g, gs, inverse, first in sets:
                 part = None if boot is None else boot[offset:offset + len(first)]
@@ -155,6 +159,12 @@ class BatchToStats(beam.DoFn):
                     yield (g, int(shard)), piece
             if cfg.sentence_dir is not None:  # one output, told apart by its key (see ComputeBleu.expand)
                 yield self.SENTENCE_PARTS, self._write_part(source, first_row, batch, cand_col, stats)
+
+    def _count(self, totals: np.ndarray) -> None:
+        """Each metric's counter (BLEU: candidate_tokens), from a batch's totals."""
+        for counter, (metric, cols) in zip(self.counters, zip(self.config.metrics, self.config.metrics.slices)):
+            if counter is not None:
+                counter.inc(int(totals[cols][metric.counter[1]]))
 
     def _row_keys(self, source, first_row, batch) -> np.ndarray:
         """Each row's identity for the bootstrap weights: the --id-column value, else file and row."""
@@ -196,10 +206,7 @@ class BatchToStats(beam.DoFn):
         import hashlib
         import pyarrow.parquet as pq
 
-        from bleu_core.score import compute_bleu
-
-        bleu, spec = self.config.bleu, self.config.spec
-        order = bleu.max_ngram_order
+        metrics, spec = self.config.metrics, self.config.spec
         cols = {}
         if spec.id_column:
             cols[spec.id_column] = batch.column(spec.id_column)
@@ -209,16 +216,8 @@ class BatchToStats(beam.DoFn):
             cols["system"] = pa.array([cand_col] * batch.num_rows, pa.string())
         for c in spec.group_columns:
             cols[c] = batch.column(c)
-        cols["c"] = pa.array(stats[:, 0])
-        cols["r"] = pa.array(stats[:, 1])
-        for n in range(order):
-            cols[f"matches_{n + 1}"] = pa.array(stats[:, 2 + n])
-        for n in range(order):
-            cols[f"totals_{n + 1}"] = pa.array(stats[:, 2 + order + n])
-        scores = [compute_bleu(row, max_ngram_order=order, smooth_method=bleu.smooth_method,
-                               smooth_value=bleu.smooth_value, effective_order=True, weights=bleu.weights).score
-                  for row in stats.tolist()]
-        cols["bleu"] = pa.array(scores, pa.float64())
+        for metric, part in zip(metrics, metrics.split(stats)):
+            cols.update(metric.pair_columns(part))
         name = hashlib.sha1(f"{source}\0{first_row}\0{cand_col}".encode()).hexdigest()[:20]
         path = FileSystems.join(self.config.sentence_dir, f"part-{name}.parquet")
         with FileSystems.create(path) as fh:
@@ -256,9 +255,9 @@ class ReadRowGroups(beam.DoFn):
                       file=sys.stderr, flush=True)
 
 
-class ComputeBleu(beam.PTransform):
+class ComputeMetrics(beam.PTransform):
     """Arrow batches -> ((grouping set, shard), GroupTable), combined per key by one
-    :class:`~pipeline.grouptable.GroupTableCombineFn`: the corpus is ``CORPUS_KEY`` (one row, see
+    :class:`~beambleu.grouptable.GroupTableCombineFn`: the corpus is ``CORPUS_KEY`` (one row, see
     :func:`corpus_table`), and each grouping set's groups are spread over ``N_SHARDS`` shards by a
     stable hash of their key. ``grouptable.iter_rows`` gives a table's (key, accumulator) pairs.
 
@@ -266,12 +265,12 @@ class ComputeBleu(beam.PTransform):
     ``{"stats": ..., "sentence_parts": ...}``.
     """
 
-    def __init__(self, bleu: Bleu, spec: Optional[InputSpec] = None, null_candidate: str = "error",
+    def __init__(self, metrics, spec: Optional[InputSpec] = None, null_candidate: str = "error",
                  sentence_dir: Optional[str] = None, n_boot: int = 0, seed: int = 12345,
                  system_column: str = "system"):
         super().__init__()
         spec = spec or InputSpec()
-        self.config = StatsConfig(bleu, spec, null_candidate, sentence_dir, n_boot, seed,
+        self.config = StatsConfig(as_metric_set(metrics), spec, null_candidate, sentence_dir, n_boot, seed,
                                   "system" if spec.wide else system_column)
 
     def expand(self, batches):
@@ -286,6 +285,10 @@ class ComputeBleu(beam.PTransform):
         stats = outs | "Stats" >> beam.Filter(_is_not_part) | "Combine" >> beam.CombinePerKey(combine)
         parts = outs | "Parts" >> beam.Filter(_is_part) | "PartPaths" >> beam.Map(_second)
         return {"stats": stats, "sentence_parts": parts}
+
+
+#: the name of :class:`ComputeMetrics` in beambleu's first releases (BLEU only)
+ComputeBleu = ComputeMetrics
 
 
 def _is_part(element) -> bool:
@@ -305,8 +308,9 @@ class ScoreShards(beam.DoFn):
     ``("part", grouping set, path, n_groups)`` after writing the shard's scored groups (the group
     table's rows and each group's JSON object, in canonical key order) as one Parquet part."""
 
-    def __init__(self, bleu: Bleu, spec: InputSpec, sig: Significance, schema: pa.Schema, parts_dir: str):
-        self.bleu, self.spec, self.sig, self.schema, self.parts_dir = bleu, spec, sig, schema, parts_dir
+    def __init__(self, metrics, spec: InputSpec, sig: Significance, layout: results.TableLayout, parts_dir: str):
+        self.metrics, self.spec, self.sig, self.layout, self.parts_dir = (as_metric_set(metrics), spec, sig, layout,
+                                                                           parts_dir)
 
     def process(self, element):
         from apache_beam.io.filesystems import FileSystems
@@ -321,8 +325,8 @@ class ScoreShards(beam.DoFn):
         n = 0
         with FileSystems.create(path) as fh:  # a retried bundle writes the same file again
             writer = None
-            for docs in results.score_groups(self.bleu, self.spec.group_by[g], table, self.sig, system):
-                part = results.part_table(docs, self.schema)
+            for docs in results.score_groups(self.metrics, self.spec.group_by[g], table, self.sig, system):
+                part = results.part_table(docs, self.layout)
                 writer = writer or pq.ParquetWriter(fh, part.schema)
                 writer.write_table(part)
                 n += len(docs)

@@ -187,5 +187,5 @@ def beambleu_subprocess(args: List[str], env: Optional[Dict[str, str]] = None, t
                         cwd: Optional[str] = None) -> subprocess.CompletedProcess:
     """`beambleu ...` in a child process with a timeout (a portable job whose worker is broken
     hangs rather than fails)."""
-    return subprocess.run([sys.executable, "-m", "pipeline.cli", *map(str, args)], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "beambleu.cli", *map(str, args)], capture_output=True, text=True,
                           env={**env_with_this_python(), **(env or {})}, timeout=timeout, cwd=cwd)

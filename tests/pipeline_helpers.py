@@ -52,7 +52,7 @@ def write_shards(rows: List[Dict], out: Path, n_shards: int, row_group_size: int
 
 def run_cli(*args) -> tuple:
     """(exit code, stdout, stderr) of `beambleu run ...`, in this process."""
-    from pipeline.cli import main
+    from beambleu.cli import main
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):

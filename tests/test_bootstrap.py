@@ -113,7 +113,7 @@ def test_paired_p_value_is_sacrebleus_except_for_a_system_against_itself():
 # ------------------------------------------------------------------------- beambleu score
 
 def score_cli(*args):
-    proc = subprocess.run([sys.executable, "-m", "pipeline.cli", "score", *map(str, args)], capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "beambleu.cli", "score", *map(str, args)], capture_output=True,
                           text=True, cwd=REPO, timeout=300)
     return proc
 
@@ -307,7 +307,7 @@ def test_pipeline_paired_test_equals_beambleu_score_on_the_same_segments(tmp_pat
     d = CORPORA / "wmt21/xh-zu"
     refs = sorted(d.glob("ref.*.txt"))[:1]
     systems = sorted(d.glob("sys.*.txt"))[:3]
-    from pipeline.cli import main
+    from beambleu.cli import main
 
     for f in systems:
         name = f.name[len("sys."):-len(".txt")]
@@ -379,16 +379,16 @@ def test_confidence_accumulators_stay_o_of_b():
     """The accumulator of a group holds B replicate vectors, whatever the corpus size."""
     import pyarrow as pa
 
-    from pipeline import accumulate as acc_ops
-    from pipeline import grouptable
+    from beambleu import accumulate as acc_ops
+    from beambleu import grouptable
 
-    assert acc_ops.width(4, 1000) == 10 * 1001 + 3
+    assert acc_ops.width(10, 1000) == 10 * 1001 + 3  # BLEU-4: 10 statistics
     a = acc_ops.from_totals(np.arange(10), np.array([2, 2]), np.ones((3, 10), np.int64))
     one = grouptable.GroupTable(pa.table({"k": ["x"]}), a.reshape(1, -1))
     merged = grouptable.merge([one, one]).accs[0]
     assert merged.shape == a.shape
-    assert (acc_ops.boot_of(merged, 4) == 2).all() and acc_ops.n_pairs(merged) == 4
-    assert (acc_ops.stats_of(merged, 4) == 2 * np.arange(10)).all()
+    assert (acc_ops.boot_of(merged, 10) == 2).all() and acc_ops.n_pairs(merged) == 4
+    assert (acc_ops.stats_of(merged, 10) == 2 * np.arange(10)).all()
 
 
 # ------------------------------------------------------------------------------- report
@@ -403,7 +403,7 @@ def _sample_result(tmp_path):
 
 
 def report_cli(*args):
-    return subprocess.run([sys.executable, "-m", "pipeline.cli", "report", *map(str, args)], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "beambleu.cli", "report", *map(str, args)], capture_output=True,
                           text=True, cwd=REPO, timeout=300)
 
 
@@ -438,7 +438,7 @@ def test_report_errors(tmp_path):
     assert proc.returncode == 1 and "no grouping set domain" in proc.stderr
     code = ("import builtins, sys\nreal = builtins.__import__\n"
             "def fake(name, *a, **k):\n    if name.startswith('matplotlib'):\n        raise ImportError('no matplotlib')\n"
-            "    return real(name, *a, **k)\nbuiltins.__import__ = fake\nfrom pipeline.cli import main\n"
+            "    return real(name, *a, **k)\nbuiltins.__import__ = fake\nfrom beambleu.cli import main\n"
             "sys.exit(main(sys.argv[1:]))\n")
     proc = subprocess.run([sys.executable, "-c", code, "report", str(out), "--plot", str(tmp_path / "x.png")],
                           capture_output=True, text=True, cwd=REPO, timeout=120)

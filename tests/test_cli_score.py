@@ -16,7 +16,7 @@ HYP = str(SAMPLE / "sys.alpha.txt")
 
 
 def beambleu(*args, stdin=None):
-    return subprocess.run([sys.executable, "-m", "pipeline.cli", "score", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "beambleu.cli", "score", *args], capture_output=True, text=True,
                           input=stdin, cwd=REPO)
 
 
@@ -98,7 +98,7 @@ def test_missing_file_and_bad_flags(tmp_path):
 
 
 def test_score_does_not_import_beam():
-    code = ("import sys, io, contextlib; from pipeline.cli import main\n"
+    code = ("import sys, io, contextlib; from beambleu.cli import main\n"
             f"with contextlib.redirect_stdout(io.StringIO()): rc = main(['score', {REFS[0]!r}, '-i', {HYP!r}])\n"
             "assert rc == 0; print('apache_beam' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)

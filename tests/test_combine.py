@@ -12,9 +12,9 @@ import pytest
 beam = pytest.importorskip("apache_beam")
 
 from bleu_core import Bleu, corpus_bleu  # noqa: E402
-from pipeline import accumulate as acc_ops  # noqa: E402
-from pipeline.grouptable import GroupTableCombineFn  # noqa: E402
-from pipeline.transforms import CORPUS_KEY, ComputeBleu, bleu_dict, corpus_table  # noqa: E402
+from beambleu import accumulate as acc_ops  # noqa: E402
+from beambleu.grouptable import GroupTableCombineFn  # noqa: E402
+from beambleu.transforms import CORPUS_KEY, ComputeBleu, bleu_dict, corpus_table  # noqa: E402
 
 from .oracle import REPO  # noqa: E402
 from .strategies import corpus  # noqa: E402
@@ -79,7 +79,7 @@ def test_cli_error_is_one_line_on_stderr(tmp_path):
     import pyarrow.parquet as pq
 
     pq.write_table(pa.table({"candidate": ["a", None], "references": [["a"], ["b"]]}), tmp_path / "x.parquet")
-    out = subprocess.run([sys.executable, "-m", "pipeline.cli", "run", "--input", str(tmp_path / "*.parquet"),
+    out = subprocess.run([sys.executable, "-m", "beambleu.cli", "run", "--input", str(tmp_path / "*.parquet"),
                           "--output", str(tmp_path / "r.json")], capture_output=True, text=True, cwd=REPO)
     lines = [line for line in out.stderr.splitlines() if not line.startswith("beambleu: ") or "error" in line]
     assert out.returncode == 1 and out.stdout == ""

@@ -22,7 +22,7 @@ MANIFEST = "_beambleu_manifest.json"
 
 
 def convert(*args, cwd=REPO, timeout=300, preexec_fn=None):
-    return subprocess.run([sys.executable, "-m", "pipeline.cli", "convert", *map(str, args)], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "beambleu.cli", "convert", *map(str, args)], capture_output=True,
                           text=True, cwd=cwd, timeout=timeout, preexec_fn=preexec_fn,
                           env={**os.environ, "PYTHONPATH": str(REPO)})
 
@@ -154,7 +154,7 @@ def test_interrupt_mid_conversion_leaves_nothing_and_a_rerun_works(tmp_path, sig
     fifo = tmp_path / "hyp.fifo"
     os.mkfifo(fifo)
     out = tmp_path / "out"
-    proc = subprocess.Popen([sys.executable, "-m", "pipeline.cli", "convert", str(REF), "-i", str(fifo), "-o",
+    proc = subprocess.Popen([sys.executable, "-m", "beambleu.cli", "convert", str(REF), "-i", str(fifo), "-o",
                              str(out), "--rows-per-shard", "10", "--row-group-size", "5"],
                             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     writer = open(fifo, "wb")
@@ -185,13 +185,13 @@ def test_interrupt_mid_conversion_leaves_nothing_and_a_rerun_works(tmp_path, sig
 def test_streams_are_read_once(tmp_path):
     """Standard input and process substitution, each read once (the line count used to open them twice)."""
     out = tmp_path / "x.parquet"
-    script = f"{sys.executable} -m pipeline.cli convert <(cat {REF}) -i <(cat {HYP}) -o {out}"
+    script = f"{sys.executable} -m beambleu.cli convert <(cat {REF}) -i <(cat {HYP}) -o {out}"
     proc = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=REPO, timeout=120)
     assert proc.returncode == 0, proc.stderr
     table = pq.read_table(out).to_pydict()
     assert table["candidate"] == read_lines(HYP) and table["references"] == [[r] for r in read_lines(REF)]
     with open(HYP, "rb") as stdin:
-        proc = subprocess.run([sys.executable, "-m", "pipeline.cli", "convert", str(REF), "-i", "-", "-o", str(out),
+        proc = subprocess.run([sys.executable, "-m", "beambleu.cli", "convert", str(REF), "-i", "-", "-o", str(out),
                                "--overwrite"], stdin=stdin, capture_output=True, text=True, cwd=REPO, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert pq.read_table(out).to_pydict() == table

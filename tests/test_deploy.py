@@ -111,7 +111,7 @@ def test_flex_entry_point_translates_template_parameters():
 
 def test_flex_arguments_parse_as_beambleu_run():
     """What the entry point produces is accepted by `beambleu run`'s own parser."""
-    from pipeline.cli import make_parser
+    from beambleu.cli import make_parser
 
     argv = _flex_main().run_argv(["--input=gs://a/*.parquet", "--output=gs://b/r.json", "--group_by=system;langpair",
                                   "--effective_order=true", "--smooth_method=floor", "--max_ngram_order=3"])

@@ -150,7 +150,7 @@ def test_dask_runner_without_dask_extra_is_a_clear_error(tmp_path, monkeypatch):
             "        raise ImportError('No module named ' + repr(name))\n"
             "    return real(name, *a, **k)\n"
             "builtins.__import__ = fake\n"
-            "from pipeline.cli import main\n"
+            "from beambleu.cli import main\n"
             "sys.exit(main(sys.argv[1:]))\n")
     proc = subprocess.run([sys.executable, "-c", code, "run", "--input", "examples/sample/shards/*.parquet",
                            "--output", str(tmp_path / "o.json"), "--runner", "dask"],
@@ -200,3 +200,26 @@ def test_dask_bootstrap_intervals_equal_the_local_runner(shards, dask_cluster, t
     local, dask = load(tmp_path / "local.json"), load(tmp_path / "dask.json")
     assert view(local) == view(dask)
     assert local["corpus"]["confidence_low"] < local["corpus"]["score"] < local["corpus"]["confidence_high"]
+
+
+@needs_corpora
+def test_dask_cluster_two_metrics_equal_sacrebleu_per_group(dask_cluster, tmp_path):
+    """BLEU and chrF in one pass on the dask cluster: every group equals sacrebleu's BLEU and CHRF."""
+    from sacrebleu.metrics.chrf import CHRF
+
+    from .oracle import sacre_corpus, to_streams
+
+    rows = corpus_rows(folders=("wmt22/en-de", "wmt21/en-ha"))
+    shards = write_shards(rows, tmp_path / "shards", n_shards=4, row_group_size=1500, shuffle_seed=5)
+    out = tmp_path / "dask.json"
+    proc = beambleu_subprocess(["run", "--input", shards, "--metrics", "bleu,chrf", "--group-by", "system,langpair",
+                                "--output", out, *dask_args(dask_cluster)], timeout=300)
+    assert proc.returncode == 0, proc.stderr + dask_cluster.logs()
+    doc = load(out)
+    assert len(doc["groups"]) == len({(r["system"], r["langpair"]) for r in rows})
+    for g in doc["groups"]:
+        sel = [r for r in rows if (r["system"], r["langpair"]) == (g["key"]["system"], g["key"]["langpair"])]
+        c, rf = [r["candidate"] for r in sel], [r["references"] for r in sel]
+        assert [d["name"] for d in g["scores"]] == ["BLEU", "chrF2"]
+        assert g["scores"][0]["score"] == sacre_corpus(c, rf)[0].score
+        assert g["scores"][1]["score"] == CHRF().corpus_score(c, to_streams(rf)).score

@@ -55,11 +55,11 @@ class Folders:
     def env(self, extra: Optional[dict] = None) -> dict:
         return {**env_with_this_python(), "TMPDIR": str(self.tmp), **(extra or {})}
 
-    def popen(self, args, env: Optional[dict] = None, argv0=("-m", "pipeline.cli")) -> subprocess.Popen:
+    def popen(self, args, env: Optional[dict] = None, argv0=("-m", "beambleu.cli")) -> subprocess.Popen:
         return subprocess.Popen([sys.executable, *argv0, *map(str, args)], cwd=self.work, env=self.env(env),
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
-    def run(self, args, env: Optional[dict] = None, timeout: float = 120, argv0=("-m", "pipeline.cli")):
+    def run(self, args, env: Optional[dict] = None, timeout: float = 120, argv0=("-m", "beambleu.cli")):
         """(CompletedProcess, seconds) of `beambleu ARGS`."""
         start = time.monotonic()
         proc = self.popen(args, env, argv0)
@@ -250,7 +250,7 @@ def test_object_store_without_its_extra_names_the_extra(tmp_path, scheme, module
             "        if name == blocked or name.startswith(blocked + '.'):\n"
             "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
             "sys.meta_path.insert(0, Missing())\n"
-            "from pipeline.cli import main\n"
+            "from beambleu.cli import main\n"
             "sys.exit(main(sys.argv[1:]))\n")
     f = Folders(tmp_path)
     path = f"{scheme}://corpus/*.parquet"

@@ -132,7 +132,7 @@ def test_overwrite_refuses_a_beambleu_directory_holding_user_files(tmp_path):
 # ---------------------------------------------------------------- all outputs or none ---
 
 def test_failure_while_writing_the_group_table_leaves_nothing(tmp_path, monkeypatch):
-    from pipeline import outputs
+    from beambleu import outputs
 
     def broken(self, table):
         raise OSError(28, "No space left on device")
@@ -178,7 +178,7 @@ def slow_input(tmp_path_factory):
 
 
 def _start_run(tmp_path, slow_input, *extra):
-    cmd = [sys.executable, "-m", "pipeline.cli", "run", "--input", slow_input, "--group-by", "system",
+    cmd = [sys.executable, "-m", "beambleu.cli", "run", "--input", slow_input, "--group-by", "system",
            "--output", str(tmp_path / "out" / "r.json"), "--groups-output", str(tmp_path / "out" / "g.csv"),
            "--sentence-output", str(tmp_path / "out" / "sent"), "--progress", "on",
            "--direct_num_workers=2", "--direct_running_mode=multi_processing", *extra]
@@ -391,7 +391,7 @@ def test_invalid_utf8_in_a_key_column_names_file_row_and_column(tmp_path, flags,
 
 
 def test_report_names_the_group_table_for_a_set_left_out_of_the_document(tmp_path):
-    from pipeline.cli import main
+    from beambleu.cli import main
 
     assert run_cli("--input", SHARDS, "--group-by", "system", "--group-by", "system,line", "--json-groups-limit",
                    "5", "--output", tmp_path / "r.json", "--groups-output", tmp_path / "g.csv",
@@ -406,7 +406,7 @@ def test_report_names_the_group_table_for_a_set_left_out_of_the_document(tmp_pat
 
 
 def test_run_help_names_only_options_run_has():
-    out = subprocess.run([sys.executable, "-m", "pipeline.cli", "run", "--help"], capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-m", "beambleu.cli", "run", "--help"], capture_output=True, text=True,
                          cwd=REPO, timeout=120).stdout
     assert "--sentence-level" not in out and "--sentence-output" in out
     assert "--dask_stall_timeout" in out and "--object_store_timeout" in out
@@ -415,7 +415,7 @@ def test_run_help_names_only_options_run_has():
 @pytest.mark.parametrize("option", ["--dask_stall_timeout", "--object_store_timeout"])
 @pytest.mark.parametrize("value", ["0", "-3", "nan", "inf", "soon"])
 def test_timeouts_take_a_positive_number_of_seconds(tmp_path, option, value):
-    proc = subprocess.run([sys.executable, "-m", "pipeline.cli", "run", "--input", SHARDS, "--output",
+    proc = subprocess.run([sys.executable, "-m", "beambleu.cli", "run", "--input", SHARDS, "--output",
                            str(tmp_path / "r.json"), f"{option}={value}"], capture_output=True, text=True,
                           cwd=REPO, timeout=120)
     assert proc.returncode == 2 and proc.stdout == "" and "Traceback" not in proc.stderr

@@ -26,12 +26,12 @@ SHARDS = SAMPLE / "shards" / "*.parquet"
 NO_MATPLOTLIB = ("import builtins, sys\nreal = builtins.__import__\n"
                  "def fake(name, *a, **k):\n    if name.startswith('matplotlib'):\n"
                  "        raise ImportError('no matplotlib')\n    return real(name, *a, **k)\n"
-                 "builtins.__import__ = fake\nfrom pipeline.cli import main\nsys.exit(main(sys.argv[1:]))\n")
+                 "builtins.__import__ = fake\nfrom beambleu.cli import main\nsys.exit(main(sys.argv[1:]))\n")
 
 
 def cli(*args, stdin=None, timeout=300, env=None, code=None):
     """`beambleu ARGS` (or `python -c CODE ARGS`) in a subprocess."""
-    head = ["-c", code] if code else ["-m", "pipeline.cli"]
+    head = ["-c", code] if code else ["-m", "beambleu.cli"]
     return subprocess.run([sys.executable, *head, *map(str, args)], capture_output=True, text=True, input=stdin,
                           timeout=timeout, cwd=REPO, env={**os.environ, **(env or {})})
 
@@ -93,7 +93,7 @@ def test_abbreviations_in_every_command(tmp_path):
 
 
 def test_every_parser_disallows_abbreviations():
-    from pipeline.cli import make_parser
+    from beambleu.cli import make_parser
 
     def walk(p):
         yield p
@@ -182,11 +182,11 @@ def test_run_bootstrap_size_is_checked_up_front(tmp_path, args, flag, n, cap):
 # ------------------------------------------------------------ FIFOs, process substitution, stdin
 
 def test_process_substitution_is_read_once():
-    script = f"{sys.executable} -m pipeline.cli score <(cat {REF}) <(cat {REF_B}) -i <(cat {HYP}) -b"
+    script = f"{sys.executable} -m beambleu.cli score <(cat {REF}) <(cat {REF_B}) -i <(cat {HYP}) -b"
     proc = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=REPO, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == sacrebleu_cli(REF, REF_B, "-i", HYP, "-b")
-    script = f"{sys.executable} -m pipeline.cli score {REF} -i <(head -n 12 {HYP})"
+    script = f"{sys.executable} -m beambleu.cli score {REF} -i <(head -n 12 {HYP})"
     proc = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=REPO, timeout=120)
     assert re.fullmatch(rf"beambleu: error: {re.escape(str(REF))}: has 30 lines but the system output "
                         r"/dev/fd/\d+ has 12", one_line(proc, 1))
@@ -340,7 +340,7 @@ def test_report_on_an_unreadable_result(tmp_path):
     bad = tmp_path / "bad.json"
     for content, message in ((b"not json", "line 1, column 1: not JSON: Expecting value"),
                              (b'{"a": "\xff"}', "line 1, column 8: invalid UTF-8 (byte 0xff)"),
-                             (b"[1, 2]", "entry 0 is not a system's result (no 'system' and 'BLEU')"),
+                             (b"[1, 2]", "entry 0 is not a system's result (no 'system' and score objects)"),
                              (b'"text"', "not a `beambleu run` or `beambleu score` result (no 'corpus' and 'groups')")):
         bad.write_bytes(content)
         assert one_line(cli("report", bad), 1) == f"beambleu: error: {bad}: {message}"
@@ -388,7 +388,7 @@ def test_report_plot_owns_its_path(tmp_path, paired_result):
 # --------------------------------------------------------------------------- unexpected errors
 
 def test_an_unexpected_error_is_one_line_with_a_hint():
-    code = ("import sys\nfrom pipeline import cli, score_command\n"
+    code = ("import sys\nfrom beambleu import cli, score_command\n"
             "def boom(args):\n    raise {}\n"
             "score_command.run = boom\nsys.exit(cli.main(sys.argv[1:]))\n")
     for exc, shown in (("KeyError('x')", "KeyError: 'x'"), ("ValueError('internal')", "ValueError: internal"),

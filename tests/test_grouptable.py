@@ -1,4 +1,4 @@
-"""pipeline.grouptable: exact block merges against a pure-Python group-by, stable shards, sorted parts."""
+"""beambleu.grouptable: exact block merges against a pure-Python group-by, stable shards, sorted parts."""
 
 import os
 import pickle
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline import grouptable as gt
+from beambleu import grouptable as gt
 
 ROOT = Path(__file__).resolve().parents[1]
 K = 4  # statistics per pair in these tests; accumulator width K + 3
@@ -264,7 +264,7 @@ def test_merged_parts_come_out_in_canonical_order(tmp_path_factory, case, n_part
     merged into one sequence in canonical key order, every row once."""
     import pyarrow.parquet as pq
 
-    from pipeline.outputs import merged_parts
+    from beambleu.outputs import merged_parts
 
     types, names, rows = case
     table = block_table(types, names, rows)

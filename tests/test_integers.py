@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from bleu_core import Bleu, BleuStats, compute_bleu
 from bleu_core import bootstrap as bs
 from bleu_core.batch import _list_parts, _string_buffers
-from pipeline import accumulate as acc_ops
-from pipeline import grouptable
+from beambleu import accumulate as acc_ops
+from beambleu import grouptable
 
 from .oracle import REPO
 
@@ -225,13 +225,13 @@ def test_bleu_score_validates_raw_vectors():
 def test_batch_and_group_sums_are_checked():
     rows = np.full((3, 10), 2**62, np.int64)  # 3 * 2**62 > 2**63 - 1 (and wraps to a negative int64)
     with pytest.raises(OverflowError, match="statistics of a batch overflows int64: c would exceed"):
-        acc_ops.from_rows(rows, np.ones(3, np.int64))
+        acc_ops.from_rows(rows, np.ones(3, np.int64), name=Bleu().stat_name)
     with pytest.raises(OverflowError):
         acc_ops.accumulate_groups(rows, np.ones(3, np.int64), np.zeros(3, np.int64), 1)
     # sums that fit are exact even when the fast bound check cannot prove it
     rows = np.array([[INT64_MAX // 2] * 10, [INT64_MAX // 2 + 1] * 10, [0] * 10], np.int64)
     acc = acc_ops.from_rows(rows, np.ones(3, np.int64))
-    assert acc_ops.stats_of(acc, 4).tolist() == [INT64_MAX] * 10
+    assert acc_ops.stats_of(acc, 10).tolist() == [INT64_MAX] * 10
     groups = acc_ops.accumulate_groups(rows, np.ones(3, np.int64), np.array([0, 0, 1]), 2)
     assert groups[:, :10].tolist() == [[INT64_MAX] * 10, [0] * 10]
     with pytest.raises(ValueError, match="counts"):

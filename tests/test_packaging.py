@@ -18,7 +18,8 @@ REPO = Path(__file__).resolve().parents[1]
 NAME = "beambleu-0.1.0"
 # folders the tests, benchmarks and deploy checks read besides the packages
 FOLDERS = ("tests", "examples", "benchmarks", "deploy", ".ci")
-FILES = ("LICENSE", "README.md", "pyproject.toml", "setup.py", "MANIFEST.in", "bleu_core/_kernel.c")
+FILES = ("LICENSE", "README.md", "pyproject.toml", "setup.py", "MANIFEST.in", "bleu_core/_kernel.c", "bleu_core/_chrf.c",
+         "bleu_core/_text.h")
 # build products and local state that must never be shipped
 FORBIDDEN = (".so", ".pyc", "__pycache__", ".venv", ".git", ".pytest_cache", ".hypothesis")
 # sha256 of the Apache License 2.0 as published at https://www.apache.org/licenses/LICENSE-2.0.txt
@@ -76,4 +77,8 @@ def test_sdist_has_tests_examples_and_deploy_and_both_dists_carry_the_license(tm
         assert wheel.read(f"{NAME}.dist-info/licenses/LICENSE") == (REPO / "LICENSE").read_bytes()
         assert "License-File: LICENSE" in wheel.read(f"{NAME}.dist-info/METADATA").decode()
     assert any(n.startswith("bleu_core/_kernel.") and n.endswith(".so") for n in names)
+    assert any(n.startswith("bleu_core/_chrf.") and n.endswith(".so") for n in names)
+    # the pipeline/ folder is installed as the package `beambleu`: no generic top-level `pipeline` module
+    assert "beambleu/cli.py" in names and "beambleu/__main__.py" in names
+    assert {n.split("/")[0] for n in names if not n.startswith(f"{NAME}.dist-info")} == {"bleu_core", "beambleu"}
     assert not [n for n in names if n.startswith(("tests/", "examples/")) or n.endswith(".c")]

@@ -104,7 +104,7 @@ def _small(tmp_path, rows=None, **kw):
 
 def test_sample_corpus_like_the_readme(tmp_path):
     from .oracle import REPO
-    from pipeline.cli import main
+    from beambleu.cli import main
 
     shards = tmp_path / "shards"
     sample = REPO / "examples" / "sample"
@@ -292,8 +292,8 @@ def test_commit_is_safe_to_retry_and_never_commits_an_unwritten_output(tmp_path)
     job commits itself): outputs whose staging paths are gone were committed and stay as they
     are; an output the job never wrote (an empty staging file, a directory without manifest) is
     never committed."""
-    from pipeline import ownership
-    from pipeline.outputs import OutputConfig, commit, prepare_staging
+    from beambleu import ownership
+    from beambleu.outputs import OutputConfig, commit, prepare_staging
 
     cfg = OutputConfig.staged(str(tmp_path / "r.json"), None, str(tmp_path / "sent"), commit_in_job=True)
     prepare_staging(cfg)
@@ -308,3 +308,78 @@ def test_commit_is_safe_to_retry_and_never_commits_an_unwritten_output(tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json", "sent"]
     assert (tmp_path / "r.json").read_bytes() == b'{"a": 1}\n'
     assert sorted(p.name for p in (tmp_path / "sent").iterdir()) == [ownership.MANIFEST, "part-a.parquet"]
+
+
+# ------------------------------------------------------------------------- several metrics
+
+
+@pytest.fixture(scope="module")
+def two_metrics(rows, tmp_path_factory):
+    """One run computing BLEU and chrF++ in the same pass, per system and language pair."""
+    d = tmp_path_factory.mktemp("two-metrics")
+    glob = write_shards(rows, d / "shards", n_shards=3, row_group_size=5000, shuffle_seed=11)
+    out = d / "result.json"
+    rc, stdout, err = run_cli("--input", glob, "--metrics", "chrf,bleu", "--chrf-word-order", "2",
+                              "--group-by", "system,langpair", "--output", out, "--groups-output",
+                              d / "groups.parquet", "--progress", "off")
+    assert rc == 0, err
+    return load(out), pq.read_table(d / "groups.parquet"), stdout
+
+
+@needs_corpora
+def test_bleu_and_chrf_in_one_pass_equal_sacrebleu_per_group(rows, two_metrics):
+    from sacrebleu.metrics.chrf import CHRF
+
+    from .oracle import to_streams
+
+    doc, table, stdout = two_metrics
+    # sacrebleu's order: BLEU, then chrF; the corpus and every group list both, with their signatures
+    assert [d["name"] for d in doc["corpus"]["scores"]] == ["BLEU", "chrF2++"]
+    assert doc["signature"] == [d["signature"] for d in doc["corpus"]["scores"]]
+    assert doc["corpus"]["n_pairs"] == len(rows)
+    cands, refs = [r["candidate"] for r in rows], [r["references"] for r in rows]
+    assert doc["corpus"]["scores"][1]["score"] == CHRF(word_order=2).corpus_score(cands, to_streams(refs)).score
+    by_key = {(g["key"]["system"], g["key"]["langpair"]): g for g in doc["groups"]}
+    assert len(by_key) == len({(r["system"], r["langpair"]) for r in rows})
+    for key, g in by_key.items():
+        sel = [r for r in rows if (r["system"], r["langpair"]) == key]
+        c, rf = [r["candidate"] for r in sel], [r["references"] for r in sel]
+        bleu, chrf = g["scores"]
+        assert bleu["score"] == sacre_corpus(c, rf)[0].score, key
+        assert chrf["score"] == CHRF(word_order=2).corpus_score(c, to_streams(rf)).score, key
+        assert chrf["signature"].startswith(f"nrefs:{len(sel[0]['references'])}|case:mixed|eff:yes|nc:6|nw:2|space:no")
+        assert g["n_pairs"] == len(sel)
+    # the group table: BLEU's columns as they always were, chrF's prefixed, one row per group
+    cols = table.column_names
+    assert cols[:6] == ["group_by", "system", "langpair", "score", "bp", "ratio"]
+    assert {"chrf_score", "chrf_signature", "chrf_c1_hyp", "chrf_w2_match"} <= set(cols)
+    rows_t = {(r["system"], r["langpair"]): r for r in table.to_pylist()}
+    assert {k: (r["score"], r["chrf_score"]) for k, r in rows_t.items()} == {
+        k: (g["scores"][0]["score"], g["scores"][1]["score"]) for k, g in by_key.items()}
+    # stdout: each metric's corpus line in sacrebleu's text form, then each group's
+    lines = stdout.splitlines()
+    assert lines[0].startswith("BLEU|nrefs:var|") and lines[1].startswith("chrF2++|nrefs:var|")
+
+
+def test_several_metrics_with_bootstrap_and_sentence_output(tmp_path):
+    """--confidence gives every metric its interval from the same replicates; per-pair output has
+    each metric's statistics and sentence score."""
+    from sacrebleu.metrics.chrf import CHRF
+
+    sample = Path(__file__).resolve().parents[1] / "examples" / "sample" / "shards" / "*.parquet"
+    out, pairs = tmp_path / "r.json", tmp_path / "pairs"
+    rc, _, err = run_cli("--input", sample, "--metrics", "bleu,chrf", "--group-by", "system", "--confidence",
+                         "--confidence-n", "200", "--output", out, "--sentence-output", pairs, "--progress", "off")
+    assert rc == 0, err
+    doc = load(out)
+    for part in doc["corpus"]["scores"]:
+        assert part["confidence_low"] <= part["score"] <= part["confidence_high"]
+        assert "|bs:200|seed:12345|" in part["signature"]
+    table = pq.read_table(pairs).sort_by([("file", "ascending"), ("row", "ascending")])
+    assert {"c", "r", "bleu", "chrf", "chrf_char1_hyp", "chrf_char6_match"} <= set(table.column_names)
+    src = pq.read_table(sorted((Path(__file__).resolve().parents[1] / "examples" / "sample" / "shards")
+                               .glob("*.parquet"))[0])
+    first = table.slice(0, 1).to_pylist()[0]
+    hyp, refs = src.column("candidate")[0].as_py(), src.column("references")[0].as_py()
+    assert first["chrf"] == CHRF().sentence_score(hyp, refs).score
+    assert first["bleu"] == sentence_bleu(hyp, refs).score

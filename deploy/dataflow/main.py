@@ -15,7 +15,8 @@ import sys
 from typing import List
 
 #: template parameters that are on/off switches of `beambleu run`
-FLAGS = ("overwrite", "lowercase", "force", "effective_order", "confidence", "paired_bs")
+FLAGS = ("overwrite", "lowercase", "force", "effective_order", "confidence", "paired_bs", "chrf_whitespace",
+         "chrf_lowercase", "chrf_eps_smoothing")
 #: template parameters that may carry several values separated by ";"
 REPEATABLE = ("input", "group_by")
 
@@ -54,7 +55,7 @@ def run_argv(params: List[str]) -> List[str]:
 
 
 def main(params: List[str]) -> int:
-    from pipeline.cli import main as beambleu
+    from beambleu.cli import main as beambleu
 
     try:
         argv = run_argv(params)

@@ -1,0 +1,723 @@
+/*
+ * bleu_core._chrf -- batch chrF / chrF++ statistics.
+ *
+ * One call turns a batch of candidates and their references (Arrow-style buffers: UTF-8 data,
+ * int64 offsets, validity bytes) into sacrebleu's chrF sufficient statistics, one row per pair
+ * or their sum: for each character order 1..C, then each word order 1..W, the triple
+ * [hyp_count, ref_count, match_count].
+ *
+ * Every step mirrors sacrebleu 2.6.0 (metrics/chrf.py, metrics/helpers.py):
+ *   - lowercasing calls Python's str.lower (ASCII segments take a byte fast path, identical
+ *     for ASCII); nothing is stripped;
+ *   - character n-grams are of code points, after removing every code point at which
+ *     str.split() splits (Py_UNICODE_ISSPACE) unless `whitespace`;
+ *   - words are str.split() tokens; a token of two or more code points whose last code point is
+ *     ASCII punctuation becomes [w[:-1], w[-1]], else one whose first is becomes [w[0], w[1:]];
+ *     word n-grams are compared as token sequences (sacrebleu joins them with ' ', which is
+ *     injective because tokens are non-empty and contain no whitespace);
+ *   - per order: hyp_count is 0 when the reference has no n-gram of that order, match_count is
+ *     the sum over distinct n-grams of min(hyp count, ref count);
+ *   - with several references, each is scored with CHRF._compute_f_score (the same double
+ *     operations in the same order; built with -ffp-contract=off) and the first reference with
+ *     the strictly greatest F is kept.
+ *
+ * Counting is exact. A hypothesis table holds every distinct hypothesis n-gram of the pair with
+ * its count; the n-gram itself is encoded in its 64-bit key, hashes only pick the bucket:
+ *   - a character n-gram with n <= 3 is packed as sum((cp_j + 1) << 21 j) (cp + 1 < 2**21 and
+ *     is never 0, so n-grams of different lengths differ too; bit 63 stays clear);
+ *   - a longer character n-gram is (table slot of its (n-1)-prefix, last code point), and a
+ *     word n-gram is (slot of its prefix, token id) with tokens interned per pair (a word
+ *     unigram has a reserved prefix value instead of a slot); a slot names one distinct n-gram
+ *     for the whole pair, so these keys are exact as well, and bit 63 marks them.
+ * (64-bit keys with a separate count array and a table at most 1/4 full measured 1.5-2x faster
+ * than 128-bit keys packing n <= 6, on WMT text.) Each reference then walks its
+ * n-grams position by position, looking each one up (a prefix that is not in the table ends
+ * the walk at that position: no longer n-gram there can be in the hypothesis), counting its
+ * occurrences in a per-entry counter and adding 1 to the match count while that counter is
+ * still <= the hypothesis count, which sums min(hyp, ref) without a reference table.
+ * Counters are reset through a list of touched entries, the table through a list of inserted
+ * ones; buffers are reused across the batch and nothing is allocated per n-gram.
+ *
+ * The GIL is released for the whole batch and taken back only to call str.lower on non-ASCII
+ * text.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <float.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "_text.h"
+
+/* character orders up to this are packed into the key itself (3 * 21 bits) */
+#define PACKED_MAX 3
+/* keys: a packed character n-gram has bit 63 clear and is never 0; every other key is
+ * CHAIN | prefix << 32 | symbol, where prefix is the table slot of the (n-1)-gram, or WORD_ROOT
+ * for a word unigram */
+#define EMPTY 0ULL
+#define CHAIN (1ULL << 63)
+#define WORD_ROOT 0x7FFFFFFFu
+#define NO_SLOT UINT32_MAX
+/* slots must stay below WORD_ROOT */
+#define MAX_TABLE ((size_t)1 << 30)
+/* table capacity per hypothesis n-gram: a load of 1/4 or less measured faster than 1/2 on WMT
+ * text (fewer second probes, so fewer mispredicted branches) */
+#define SLOTS_PER_NGRAM 4
+
+/* statuses of the GIL-free part */
+enum { ST_OK = 0, ST_BAD = -1, ST_NOMEM = -2, ST_PYERR = -3, ST_OVERFLOW = -4 };
+
+static PyObject *lower_name; /* interned "lower" */
+
+/* ASCII punctuation (string.punctuation), as a 128-bit set */
+static uint64_t punct_bits[2];
+
+static inline int is_punct(uint32_t c) { return c < 128 && ((punct_bits[c >> 6] >> (c & 63)) & 1); }
+
+/* Hash of a token (its code points, two per multiplication). */
+static inline uint64_t hash_cps(const uint32_t *s, uint32_t n) {
+    uint64_t h = 0x243F6A8885A308D3ULL ^ n;
+    uint32_t i = 0;
+    for (; i + 2 <= n; i += 2) h = (h ^ (s[i] | (uint64_t)s[i + 1] << 32)) * 0x9E3779B97F4A7C15ULL;
+    if (i < n) h = (h ^ s[i]) * 0x9E3779B97F4A7C15ULL;
+    return h ^ (h >> 29);
+}
+
+static inline int same_cps(const uint32_t *a, const uint32_t *b, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++)
+        if (a[i] != b[i]) return 0;
+    return 1;
+}
+
+/* str.split()'s whitespace test, with the answers for the Basic Multilingual Plane cached in a
+ * bitmap filled from Py_UNICODE_ISSPACE when the module is imported. */
+static uint8_t space_bmp[0x10000 / 8];
+
+static inline int is_space_fast(uint32_t c) {
+    return c < 0x10000 ? (space_bmp[c >> 3] >> (c & 7)) & 1 : is_space(c);
+}
+
+/* ------------------------------------------------------------------ buffers */
+
+/* Grow *p (elements of `elem` bytes) to hold at least `need` elements. */
+static int grow(void **p, size_t *cap, size_t need, size_t elem) {
+    if (need <= *cap) return 0;
+    size_t c = *cap ? *cap : 64;
+    while (c < need) c *= 2;
+    void *q = realloc(*p, c * elem);
+    if (!q) return -1;
+    *p = q;
+    *cap = c;
+    return 0;
+}
+
+#define GROW(ptr, cap, need) grow((void **)&(ptr), &(cap), (size_t)(need), sizeof(*(ptr)))
+
+/* One segment, hypothesis or reference, ready for counting. */
+typedef struct {
+    uint32_t *cp; size_t cp_cap; Py_ssize_t ncp;  /* code points (after lowercasing) */
+    uint32_t *chbuf; size_t ch_cap;               /* code points without whitespace */
+    const uint32_t *ch; Py_ssize_t nch;           /* the character sequence: cp or chbuf */
+    uint32_t *bd; size_t bd_cap;                  /* starts of space / non-space runs */
+    uint32_t *ts, *tl; size_t ts_cap, tl_cap;     /* word token spans in cp */
+    uint64_t *th; size_t th_cap;                  /* their hashes */
+    Py_ssize_t nt;
+    int32_t *id; size_t id_cap;                   /* token ids (-1: not a hypothesis token) */
+} Seg;
+
+typedef struct { uint32_t hc, rc; } Cnt; /* counts of a hypothesis n-gram */
+typedef struct { uint64_t h; uint32_t start, len; int32_t id; } Tok; /* an interned token */
+
+typedef struct {
+    Py_ssize_t co, wo, order;
+    int lowercase, whitespace, eps;
+    double factor, one_plus; /* float(beta ** 2), float(1 + beta ** 2) */
+    PyThreadState *ts;
+    Seg h, r;
+    Tok *tt; size_t tt_cap, tt_mask;
+    uint64_t *key; Cnt *cnt; size_t t_cap, mask; int shift;
+    uint32_t *ins, *touch; size_t ins_cap, touch_cap, nins, ntouch;
+    int64_t *match, *cur, *best;
+    Py_ssize_t bad_row, bad_ref;
+    const char *bad_what;
+} K;
+
+static void seg_free(Seg *g) {
+    free(g->cp); free(g->chbuf); free(g->bd); free(g->ts); free(g->tl); free(g->th); free(g->id);
+}
+
+static void k_free(K *k) {
+    seg_free(&k->h); seg_free(&k->r);
+    free(k->tt); free(k->key); free(k->cnt); free(k->ins); free(k->touch);
+    free(k->match); free(k->cur); free(k->best);
+}
+
+/* ------------------------------------------------------------ preprocessing */
+
+/* Replace g->cp by str.lower() of it. Takes the GIL for the call. */
+static int python_lower(K *k, Seg *g) {
+    int st = ST_PYERR;
+    PyEval_RestoreThread(k->ts);
+    PyObject *s = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, g->cp, g->ncp);
+    if (s) {
+        PyObject *lo = PyObject_CallMethodNoArgs(s, lower_name);
+        Py_DECREF(s);
+        if (lo) {
+            Py_ssize_t L = PyUnicode_GET_LENGTH(lo);
+            if (GROW(g->cp, g->cp_cap, L + 1) < 0) {
+                PyErr_NoMemory();
+            } else {
+                int kind = PyUnicode_KIND(lo);
+                const void *data = PyUnicode_DATA(lo);
+                for (Py_ssize_t j = 0; j < L; j++) g->cp[j] = PyUnicode_READ(kind, data, j);
+                g->ncp = L;
+                st = ST_OK;
+            }
+            Py_DECREF(lo);
+        }
+    }
+    k->ts = PyEval_SaveThread();
+    return st;
+}
+
+/* Decode s into g->cp, validating it; *ascii tells whether it was all ASCII. ASCII runs are
+ * found eight bytes at a time and widened by a loop the compiler vectorises. */
+static int decode(K *k, Seg *g, const uint8_t *s, Py_ssize_t n, int *ascii) {
+    uint32_t *cp = g->cp;
+    Py_ssize_t m = 0, i = 0;
+    *ascii = 1;
+    while (i < n) {
+        Py_ssize_t j = i;
+        for (uint64_t w; j + 8 <= n; j += 8) {
+            memcpy(&w, s + j, 8);
+            if (w & 0x8080808080808080ULL) break;
+        }
+        while (j < n && s[j] < 0x80) j++;
+        for (Py_ssize_t q = 0; q < j - i; q++) cp[m + q] = s[i + q];
+        m += j - i;
+        if (j == n) break;
+        uint32_t v;
+        int l = u8dec(s, n, j, &v);
+        if (!l) { k->bad_what = "invalid UTF-8"; return ST_BAD; }
+        cp[m++] = v;
+        i = j + l;
+        *ascii = 0;
+    }
+    g->ncp = m;
+    return ST_OK;
+}
+
+/* Decode (validating) and lowercase the segment, then build its character sequence and its
+ * word tokens (spans of g->cp, with their hashes) in one pass over the code points. */
+static int prepare(K *k, Seg *g, const uint8_t *s, Py_ssize_t n) {
+    if (n > INT32_MAX) { k->bad_what = "text too long (over 2**31 - 1 bytes in one segment)"; return ST_BAD; }
+    if (GROW(g->cp, g->cp_cap, n + 1) < 0) return ST_NOMEM;
+    int ascii, st;
+    if ((st = decode(k, g, s, n, &ascii)) != ST_OK) return st;
+    if (k->lowercase) {
+        if (ascii) {
+            for (Py_ssize_t j = 0; j < g->ncp; j++) g->cp[j] += (g->cp[j] - 'A' < 26u) ? 32u : 0u;
+        } else if ((st = python_lower(k, g)) != ST_OK) {
+            return st;
+        }
+    }
+    const uint32_t *cp = g->cp;
+    Py_ssize_t m = g->ncp;
+    g->ch = cp; g->nch = m;
+    g->nt = 0;
+    int need_chars = k->co > 0 && !k->whitespace;
+    if (!need_chars && k->wo == 0) return ST_OK;
+    /* the code points without whitespace (branch-free) */
+    if (GROW(g->chbuf, g->ch_cap, m + 1) < 0 || GROW(g->bd, g->bd_cap, m + 2) < 0) return ST_NOMEM;
+    uint32_t *chb = g->chbuf, *bd = g->bd;
+    if (k->wo == 0) {
+        Py_ssize_t q = 0;
+        for (Py_ssize_t j = 0; j < m; j++) {
+            chb[q] = cp[j];
+            q += !is_space_fast(cp[j]);
+        }
+        g->ch = chb; g->nch = q;
+        return ST_OK;
+    }
+    /* the same, and the positions where runs of space / non-space begin: str.split() tokens are
+     * the non-space runs */
+    Py_ssize_t q = 0, nb = 0;
+    int prev = 1;
+    for (Py_ssize_t j = 0; j < m; j++) {
+        uint32_t c = cp[j];
+        int sp = is_space_fast(c);
+        chb[q] = c;
+        q += !sp;
+        bd[nb] = (uint32_t)j;
+        nb += sp != prev;
+        prev = sp;
+    }
+    if (!prev) bd[nb++] = (uint32_t)m;
+    if (need_chars) { g->ch = chb; g->nch = q; }
+    /* the tokens, after sacrebleu's punctuation rule */
+    if (GROW(g->ts, g->ts_cap, nb + 1) < 0 || GROW(g->tl, g->tl_cap, nb + 1) < 0 ||
+        GROW(g->th, g->th_cap, nb + 1) < 0 || GROW(g->id, g->id_cap, nb + 1) < 0)
+        return ST_NOMEM;
+    uint32_t *ts = g->ts, *tl = g->tl;
+    Py_ssize_t nt = 0;
+    for (Py_ssize_t b = 0; b < nb; b += 2) {
+        uint32_t a = bd[b], len = bd[b + 1] - a;
+        if (len > 1 && is_punct(cp[a + len - 1])) {
+            ts[nt] = a; tl[nt++] = len - 1;
+            ts[nt] = a + len - 1; tl[nt++] = 1;
+        } else if (len > 1 && is_punct(cp[a])) {
+            ts[nt] = a; tl[nt++] = 1;
+            ts[nt] = a + 1; tl[nt++] = len - 1;
+        } else {
+            ts[nt] = a; tl[nt++] = len;
+        }
+    }
+    for (Py_ssize_t t = 0; t < nt; t++) g->th[t] = hash_cps(cp + ts[t], tl[t]);
+    g->nt = nt;
+    return ST_OK;
+}
+
+/* ------------------------------------------------------------ token interning */
+
+static size_t pow2_at_least(size_t n) {
+    size_t c = 16;
+    while (c < n) c <<= 1;
+    return c;
+}
+
+/* Intern the hypothesis tokens (ids 0..) into k->tt and k->h.id. */
+static int intern_hyp(K *k) {
+    Seg *g = &k->h;
+    size_t cap = pow2_at_least(2 * (size_t)g->nt + 2);
+    if (GROW(k->tt, k->tt_cap, cap) < 0) return ST_NOMEM;
+    k->tt_mask = cap - 1;
+    for (size_t i = 0; i < cap; i++) k->tt[i].id = -1;
+    int32_t next = 0;
+    for (Py_ssize_t j = 0; j < g->nt; j++) {
+        const uint32_t *s = g->cp + g->ts[j];
+        uint32_t l = g->tl[j];
+        uint64_t h = g->th[j];
+        size_t pos = (size_t)h & k->tt_mask;
+        for (;;) {
+            Tok *e = &k->tt[pos];
+            if (e->id < 0) {
+                e->h = h; e->start = g->ts[j]; e->len = l; e->id = next++;
+                g->id[j] = e->id;
+                break;
+            }
+            if (e->h == h && e->len == l && same_cps(g->cp + e->start, s, l)) {
+                g->id[j] = e->id;
+                break;
+            }
+            pos = (pos + 1) & k->tt_mask;
+        }
+    }
+    return ST_OK;
+}
+
+/* Ids of the reference tokens: the hypothesis id, or -1 for a token the hypothesis lacks. */
+static void lookup_ref_tokens(K *k) {
+    Seg *g = &k->r;
+    const uint32_t *hcp = k->h.cp;
+    for (Py_ssize_t j = 0; j < g->nt; j++) {
+        const uint32_t *s = g->cp + g->ts[j];
+        uint32_t l = g->tl[j];
+        uint64_t h = g->th[j];
+        size_t pos = (size_t)h & k->tt_mask;
+        int32_t id = -1;
+        for (;;) {
+            Tok *e = &k->tt[pos];
+            if (e->id < 0) break;
+            if (e->h == h && e->len == l && same_cps(hcp + e->start, s, l)) {
+                id = e->id;
+                break;
+            }
+            pos = (pos + 1) & k->tt_mask;
+        }
+        g->id[j] = id;
+    }
+}
+
+/* ------------------------------------------------------------ n-gram table */
+
+static inline size_t slot_of(const K *k, uint64_t key) {
+    return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> k->shift);
+}
+
+static inline uint32_t tab_insert(K *k, uint64_t key) {
+    size_t pos = slot_of(k, key);
+    for (;;) {
+        uint64_t e = k->key[pos];
+        if (e == key) return (uint32_t)pos;
+        if (e == EMPTY) {
+            k->key[pos] = key; k->cnt[pos].hc = 0; k->cnt[pos].rc = 0;
+            k->ins[k->nins++] = (uint32_t)pos;
+            return (uint32_t)pos;
+        }
+        pos = (pos + 1) & k->mask;
+    }
+}
+
+static inline uint32_t tab_find(const K *k, uint64_t key) {
+    size_t pos = slot_of(k, key);
+    for (;;) {
+        uint64_t e = k->key[pos];
+        if (e == key) return (uint32_t)pos;
+        if (e == EMPTY) return NO_SLOT;
+        pos = (pos + 1) & k->mask;
+    }
+}
+
+/* Number of n-grams of orders 1..order in a sequence of length L. */
+static size_t ngram_total(Py_ssize_t L, Py_ssize_t order) {
+    size_t l = (size_t)L;
+    if ((size_t)order >= l) return l * (l + 1) / 2;
+    size_t o = (size_t)order;
+    return o * l - o * (o - 1) / 2;
+}
+
+/* Size the table for the hypothesis; entries beyond the previous pair's are empty. */
+static int tab_prepare(K *k) {
+    size_t count = 0;
+    if (k->co > 0) count += ngram_total(k->h.nch, k->co);
+    if (k->wo > 0) count += ngram_total(k->h.nt, k->wo);
+    if (count >= MAX_TABLE / SLOTS_PER_NGRAM) {
+        k->bad_what = "candidate too long (2**28 n-grams or more)";
+        return ST_BAD;
+    }
+    size_t cap = pow2_at_least(SLOTS_PER_NGRAM * count + 2);
+    if (cap > k->t_cap) {
+        free(k->key);
+        free(k->cnt);
+        k->key = (uint64_t *)calloc(cap, sizeof(uint64_t)); /* EMPTY is 0 */
+        k->cnt = (Cnt *)malloc(cap * sizeof(Cnt));
+        if (!k->key || !k->cnt) { k->t_cap = 0; return ST_NOMEM; }
+        k->t_cap = cap;
+    }
+    if (GROW(k->ins, k->ins_cap, count + 1) < 0 || GROW(k->touch, k->touch_cap, count + 1) < 0)
+        return ST_NOMEM;
+    k->mask = cap - 1;
+    k->shift = 64 - __builtin_ctzll((unsigned long long)cap);
+    k->nins = 0;
+    return ST_OK;
+}
+
+static void tab_clear(K *k) {
+    for (size_t i = 0; i < k->nins; i++) k->key[k->ins[i]] = EMPTY;
+    k->nins = 0;
+}
+
+/* Key of the character n-gram ending in c, of order n, given the key (n <= PACKED_MAX) or the
+ * slot (n > PACKED_MAX) of its prefix. */
+#define CHAR_KEY(key, prev, c, n) \
+    ((n) <= PACKED_MAX ? (key) | (uint64_t)((c) + 1) << (21 * ((n) - 1)) : CHAIN | (uint64_t)(prev) << 32 | (c))
+#define WORD_KEY(prev, t, n) (CHAIN | (uint64_t)((n) == 1 ? WORD_ROOT : (prev)) << 32 | (t))
+
+/* Insert every hypothesis n-gram and count it. */
+static void count_hyp(K *k) {
+    const uint32_t *ch = k->h.ch;
+    Py_ssize_t L = k->h.nch;
+    for (Py_ssize_t i = 0; i < L && k->co > 0; i++) {
+        Py_ssize_t nmax = L - i < k->co ? L - i : k->co;
+        uint64_t key = 0;
+        uint32_t prev = 0;
+        for (Py_ssize_t n = 1; n <= nmax; n++) {
+            key = CHAR_KEY(key, prev, ch[i + n - 1], n);
+            prev = tab_insert(k, key);
+            k->cnt[prev].hc++;
+        }
+    }
+    const int32_t *id = k->h.id;
+    Py_ssize_t T = k->h.nt;
+    for (Py_ssize_t i = 0; i < T; i++) {
+        Py_ssize_t nmax = T - i < k->wo ? T - i : k->wo;
+        uint32_t prev = 0;
+        for (Py_ssize_t n = 1; n <= nmax; n++) {
+            prev = tab_insert(k, WORD_KEY(prev, (uint32_t)id[i + n - 1], n));
+            k->cnt[prev].hc++;
+        }
+    }
+}
+
+/* One reference occurrence of the hypothesis n-gram in `slot`, of order index j. */
+static inline void hit(K *k, uint32_t slot, Py_ssize_t j) {
+    Cnt *e = &k->cnt[slot];
+    if (e->rc++ == 0) k->touch[k->ntouch++] = slot;
+    k->match[j] += e->rc <= e->hc;
+}
+
+/* Match counts of the current reference into k->match (orders 0..order-1). */
+static void count_ref(K *k) {
+    memset(k->match, 0, (size_t)k->order * sizeof(int64_t));
+    k->ntouch = 0;
+    const uint32_t *ch = k->r.ch;
+    Py_ssize_t L = k->r.nch;
+    for (Py_ssize_t i = 0; i < L && k->co > 0; i++) {
+        Py_ssize_t nmax = L - i < k->co ? L - i : k->co;
+        uint64_t key = 0;
+        uint32_t prev = 0;
+        for (Py_ssize_t n = 1; n <= nmax; n++) {
+            key = CHAR_KEY(key, prev, ch[i + n - 1], n);
+            prev = tab_find(k, key);
+            if (prev == NO_SLOT) break;
+            hit(k, prev, n - 1);
+        }
+    }
+    const int32_t *id = k->r.id;
+    Py_ssize_t T = k->r.nt;
+    for (Py_ssize_t i = 0; i < T; i++) {
+        Py_ssize_t nmax = T - i < k->wo ? T - i : k->wo;
+        uint32_t prev = 0;
+        for (Py_ssize_t n = 1; n <= nmax; n++) {
+            int32_t t = id[i + n - 1];
+            if (t < 0) break;
+            prev = tab_find(k, WORD_KEY(prev, (uint32_t)t, n));
+            if (prev == NO_SLOT) break;
+            hit(k, prev, k->co + n - 1);
+        }
+    }
+    for (size_t u = 0; u < k->ntouch; u++) k->cnt[k->touch[u]].rc = 0;
+}
+
+/* The triples of the current reference into out. */
+static void triples(const K *k, int64_t *out) {
+    for (Py_ssize_t j = 0; j < k->order; j++) {
+        int word = j >= k->co;
+        Py_ssize_t n = word ? j - k->co + 1 : j + 1;
+        Py_ssize_t lh = word ? k->h.nt : k->h.nch, lr = word ? k->r.nt : k->r.nch;
+        int64_t nref = lr >= n ? lr - n + 1 : 0;
+        out[3 * j] = nref > 0 && lh >= n ? lh - n + 1 : 0;
+        out[3 * j + 1] = nref;
+        out[3 * j + 2] = k->match[j];
+    }
+}
+
+/* CHRF._compute_f_score, operation for operation. Never NaN: precision and recall are at
+ * most 1 (or eps) and the factors are finite, so every quotient is finite. */
+static double f_score(const K *k, const int64_t *st) {
+    const double eps = 1e-16;
+    double score = 0.0, avg_prec = 0.0, avg_rec = 0.0;
+    int64_t effective_order = 0;
+    for (Py_ssize_t i = 0; i < k->order; i++) {
+        int64_t n_hyp = st[3 * i], n_ref = st[3 * i + 1], n_match = st[3 * i + 2];
+        double prec = n_hyp > 0 ? (double)n_match / (double)n_hyp : eps;
+        double rec = n_ref > 0 ? (double)n_match / (double)n_ref : eps;
+        double denom = k->factor * prec + rec;
+        score += denom > 0 ? k->one_plus * prec * rec / denom : eps;
+        if (n_hyp > 0 && n_ref > 0) {
+            avg_prec += prec;
+            avg_rec += rec;
+            effective_order += 1;
+        }
+    }
+    if (k->eps) return 100 * score / (double)k->order;
+    if (effective_order == 0) {
+        avg_prec = avg_rec = 0.0;
+    } else {
+        avg_prec /= (double)effective_order;
+        avg_rec /= (double)effective_order;
+    }
+    if (avg_prec + avg_rec != 0.0) {
+        score = k->one_plus * avg_prec * avg_rec;
+        score /= (k->factor * avg_prec) + avg_rec;
+        return 100 * score;
+    }
+    return 0.0;
+}
+
+/* ----------------------------------------------------------------- the batch */
+
+typedef struct {
+    const uint8_t *hdata, *rdata, *hval, *rval;
+    const int64_t *hoff, *roff, *loff;
+    Py_ssize_t n;
+    int64_t *out;
+    int per_row;
+} Batch;
+
+static int run(K *k, const Batch *b) {
+    Py_ssize_t W = 3 * k->order;
+    for (Py_ssize_t row = 0; row < b->n; row++) {
+        int st;
+        k->bad_row = row;
+        k->bad_ref = -1;
+        if (b->hval && !b->hval[row]) { k->bad_what = "candidate is null"; return ST_BAD; }
+        int64_t a = b->hoff[row], e = b->hoff[row + 1];
+        int64_t la = b->loff[row], lb = b->loff[row + 1];
+        if (e < a || lb < la) { k->bad_what = "offsets are not monotonic"; return ST_BAD; }
+        if ((st = prepare(k, &k->h, b->hdata + a, (Py_ssize_t)(e - a))) != ST_OK) return st;
+        if (k->wo > 0 && (st = intern_hyp(k)) != ST_OK) return st;
+        if ((st = tab_prepare(k)) != ST_OK) return st;
+        count_hyp(k);
+        double best_f = -1.0;
+        Py_ssize_t nrefs = 0;
+        for (int64_t j = la; j < lb; j++) {
+            if (b->rval && !b->rval[j]) continue; /* a missing reference (None) */
+            k->bad_ref = (Py_ssize_t)(j - la);
+            int64_t ra = b->roff[j], rb = b->roff[j + 1];
+            if (rb < ra) { k->bad_what = "offsets are not monotonic"; return ST_BAD; }
+            if ((st = prepare(k, &k->r, b->rdata + ra, (Py_ssize_t)(rb - ra))) != ST_OK) return st;
+            if (k->wo > 0) lookup_ref_tokens(k);
+            count_ref(k);
+            triples(k, k->cur);
+            double f = f_score(k, k->cur);
+            if (f > best_f) {
+                best_f = f;
+                memcpy(k->best, k->cur, (size_t)W * sizeof(int64_t));
+            }
+            nrefs++;
+        }
+        k->bad_ref = -1;
+        tab_clear(k);
+        if (nrefs == 0) { k->bad_what = "no reference (all references are missing)"; return ST_BAD; }
+        if (b->per_row) {
+            memcpy(b->out + row * W, k->best, (size_t)W * sizeof(int64_t));
+        } else {
+            int overflow = 0;
+            for (Py_ssize_t q = 0; q < W; q++) overflow |= __builtin_add_overflow(b->out[q], k->best[q], &b->out[q]);
+            if (overflow) return ST_OVERFLOW;
+        }
+    }
+    return ST_OK;
+}
+
+typedef struct {
+    Py_buffer view;
+    int held;
+} View;
+
+static int get_view(PyObject *o, View *v, int writable) {
+    v->held = 0;
+    if (o == Py_None) return 0;
+    if (PyObject_GetBuffer(o, &v->view, writable ? PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS : PyBUF_C_CONTIGUOUS) < 0)
+        return -1;
+    v->held = 1;
+    return 0;
+}
+
+static void rel_view(View *v) { if (v->held) PyBuffer_Release(&v->view); }
+
+PyDoc_STRVAR(stats_doc,
+"stats(hyp_data, hyp_offsets, hyp_valid, ref_data, ref_offsets, ref_valid, list_offsets,\n"
+"      char_order, word_order, factor, one_plus_factor, eps_smoothing, lowercase, whitespace,\n"
+"      out, per_row)\n"
+"\n"
+"Fill `out` (int64, n*3*(char_order+word_order) when per_row, else 3*(char_order+word_order),\n"
+"added to) with sacrebleu's chrF statistics. Offsets are int64 (n+1 / m+1 / n+1 values), valid\n"
+"buffers one byte per value (or None: all valid). factor and one_plus_factor are\n"
+"float(beta ** 2) and float(1 + beta ** 2). Raises ValueError(row, ref_index or -1, reason)\n"
+"for a bad row and OverflowError if a sum added to `out` would exceed int64.");
+
+static PyObject *k_stats(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *o_hd, *o_ho, *o_hv, *o_rd, *o_ro, *o_rv, *o_lo, *o_out;
+    Py_ssize_t co, wo;
+    double factor, one_plus;
+    int eps, lowercase, whitespace, per_row;
+    if (!PyArg_ParseTuple(args, "OOOOOOOnnddpppOp", &o_hd, &o_ho, &o_hv, &o_rd, &o_ro, &o_rv, &o_lo, &co, &wo,
+                          &factor, &one_plus, &eps, &lowercase, &whitespace, &o_out, &per_row))
+        return NULL;
+    if (co < 0 || wo < 0 || co > PY_SSIZE_T_MAX / 48 || wo > PY_SSIZE_T_MAX / 48 || co + wo < 1) {
+        PyErr_SetString(PyExc_ValueError, "char_order and word_order must be >= 0 with a positive sum");
+        return NULL;
+    }
+    if (!(factor >= 0 && factor <= DBL_MAX && one_plus >= 1 && one_plus <= DBL_MAX)) {
+        PyErr_SetString(PyExc_ValueError, "factor and one_plus_factor must be finite, >= 0 and >= 1");
+        return NULL;
+    }
+    View hd, ho, hv, rd, ro, rv, lo, out;
+    View *all[] = {&hd, &ho, &hv, &rd, &ro, &rv, &lo, &out};
+    for (int i = 0; i < 8; i++) all[i]->held = 0;
+    PyObject *result = NULL;
+    K k;
+    memset(&k, 0, sizeof(k));
+    if (get_view(o_hd, &hd, 0) < 0 || get_view(o_ho, &ho, 0) < 0 || get_view(o_hv, &hv, 0) < 0 ||
+        get_view(o_rd, &rd, 0) < 0 || get_view(o_ro, &ro, 0) < 0 || get_view(o_rv, &rv, 0) < 0 ||
+        get_view(o_lo, &lo, 0) < 0 || get_view(o_out, &out, 1) < 0)
+        goto done;
+    if (!hd.held || !ho.held || !rd.held || !ro.held || !lo.held || !out.held) {
+        PyErr_SetString(PyExc_TypeError, "data, offsets and out buffers are required");
+        goto done;
+    }
+    Py_ssize_t n = ho.view.len / 8 - 1, m = ro.view.len / 8 - 1;
+    Py_ssize_t W = 3 * (co + wo);
+    if (n < 0 || m < 0 || lo.view.len / 8 != n + 1) {
+        PyErr_SetString(PyExc_ValueError, "offset buffers have inconsistent lengths");
+        goto done;
+    }
+    if ((hv.held && hv.view.len < n) || (rv.held && rv.view.len < m)) {
+        PyErr_SetString(PyExc_ValueError, "validity buffers are too short");
+        goto done;
+    }
+    if (out.view.len / 8 != (per_row ? n : 1) * W || out.view.len % 8) {
+        PyErr_SetString(PyExc_ValueError, "out buffer has the wrong size");
+        goto done;
+    }
+    Batch b;
+    b.hdata = (const uint8_t *)hd.view.buf; b.rdata = (const uint8_t *)rd.view.buf;
+    b.hoff = (const int64_t *)ho.view.buf; b.roff = (const int64_t *)ro.view.buf;
+    b.loff = (const int64_t *)lo.view.buf;
+    b.hval = hv.held ? (const uint8_t *)hv.view.buf : NULL;
+    b.rval = rv.held ? (const uint8_t *)rv.view.buf : NULL;
+    b.n = n; b.out = (int64_t *)out.view.buf; b.per_row = per_row;
+    if (b.hoff[0] < 0 || b.hoff[n] > hd.view.len || b.roff[0] < 0 || b.roff[m] > rd.view.len ||
+        b.loff[0] < 0 || b.loff[n] > m) {
+        PyErr_SetString(PyExc_ValueError, "offsets point outside their data");
+        goto done;
+    }
+    k.co = co; k.wo = wo; k.order = co + wo;
+    k.lowercase = lowercase; k.whitespace = whitespace; k.eps = eps;
+    k.factor = factor; k.one_plus = one_plus;
+    k.match = (int64_t *)malloc((size_t)k.order * sizeof(int64_t));
+    k.cur = (int64_t *)malloc((size_t)W * sizeof(int64_t));
+    k.best = (int64_t *)malloc((size_t)W * sizeof(int64_t));
+    if (!k.match || !k.cur || !k.best) { PyErr_NoMemory(); goto done; }
+
+    k.ts = PyEval_SaveThread();
+    int st = run(&k, &b);
+    PyEval_RestoreThread(k.ts);
+
+    switch (st) {
+    case ST_OK:
+        Py_INCREF(Py_None);
+        result = Py_None;
+        break;
+    case ST_BAD: {
+        PyObject *e = Py_BuildValue("(nns)", k.bad_row, k.bad_ref, k.bad_what);
+        if (e) { PyErr_SetObject(PyExc_ValueError, e); Py_DECREF(e); }
+        break;
+    }
+    case ST_NOMEM:
+        PyErr_NoMemory();
+        break;
+    case ST_OVERFLOW:
+        PyErr_Format(PyExc_OverflowError, "chrF statistics: the sum of row %zd into out exceeds int64", k.bad_row);
+        break;
+    default: /* ST_PYERR: the exception is set */
+        break;
+    }
+done:
+    k_free(&k);
+    for (int i = 0; i < 8; i++) rel_view(all[i]);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"stats", k_stats, METH_VARARGS, stats_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "bleu_core._chrf", "Batch chrF/chrF++ statistics kernel.", -1, methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__chrf(void) {
+    const char *p = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
+    for (; *p; p++) punct_bits[(uint8_t)*p >> 6] |= 1ULL << ((uint8_t)*p & 63);
+    for (uint32_t c = 0; c < 0x10000; c++)
+        if (is_space(c)) space_bmp[c >> 3] |= (uint8_t)(1u << (c & 7));
+    if (!lower_name && !(lower_name = PyUnicode_InternFromString("lower"))) return NULL;
+    return PyModule_Create(&module);
+}

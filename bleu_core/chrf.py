@@ -1,0 +1,404 @@
+"""chrF (Popović 2015) and chrF++ (Popović 2017), exactly as sacrebleu 2.6.0 computes them.
+
+chrF is an F-score over character n-grams (orders 1..``char_order``); chrF++ adds word n-grams
+(orders 1..``word_order``). Per pair and per order the statistics are three counts:
+
+* ``hyp``: the candidate's n-grams of that order, or 0 when the reference has none of that
+  order (sacrebleu does not count candidate n-grams that an n-gram-less reference cannot match);
+* ``ref``: the reference's n-grams of that order;
+* ``match``: the n-grams in common, each counted ``min(count in candidate, count in reference)``.
+
+With several references a pair takes the statistics of the one reference whose own sentence
+F-score is highest (the first one on a tie). Rows add; a score (sentence, group or corpus) is
+:meth:`Chrf.f_score` of summed statistics: precision and recall averaged over the orders, then
+combined as F-beta, where recall weighs ``beta`` times as much as precision.
+
+Before counting, text is lowercased with ``str.lower`` when ``lowercase`` is set. Character
+n-grams run over code points, with all whitespace removed (``''.join(s.split())``) unless
+``whitespace`` is set. Words are the ``str.split()`` tokens, one punctuation mark split off the
+end, or else off the start, of each token longer than one character (sacrebleu's rule, after
+Popović's ``chrF++.py``).
+"""
+
+from __future__ import annotations
+
+import operator
+import string
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
+
+import numpy as np
+import pyarrow as pa
+
+from .protocol import Metric, Score, checked_pairs, nrefs_label
+from .score import INT64_MAX
+
+#: sacrebleu's stand-in for an undefined precision, recall or per-order F-score
+EPS = 1e-16
+
+#: the marks chrF++ splits off a word (``string.punctuation``, as in sacrebleu)
+PUNCTUATION = frozenset(string.punctuation)
+
+
+# ----------------------------------------------------------------------------- the definition
+
+
+def char_ngrams(text: str, n: int) -> Counter:
+    """The character n-grams of ``text`` (runs of ``n`` code points), counted."""
+    return Counter(text[i : i + n] for i in range(len(text) - n + 1))
+
+
+def split_words(text: str) -> list[str]:
+    """chrF++'s words: whitespace-separated tokens, with a punctuation mark at the end of a
+    token (or, failing that, at its start) made a word of its own. Only one mark is split off:
+    ``"(hi)"`` gives ``"(hi"`` and ``")"``, as in sacrebleu."""
+    words = []
+    for token in text.split():
+        if len(token) > 1 and token[-1] in PUNCTUATION:
+            words += [token[:-1], token[-1]]
+        elif len(token) > 1 and token[0] in PUNCTUATION:
+            words += [token[0], token[1:]]
+        else:
+            words.append(token)
+    return words
+
+
+def word_ngrams(words: Sequence[str], n: int) -> Counter:
+    """The word n-grams of ``words`` (tuples of ``n`` consecutive words), counted."""
+    return Counter(tuple(words[i : i + n]) for i in range(len(words) - n + 1))
+
+
+def order_stats(hyp: Counter, ref: Counter) -> list[int]:
+    """``[hyp, ref, match]`` for one order: n-gram totals and the size of the multiset
+    intersection. A reference without n-grams of this order leaves nothing to match, and the
+    candidate's n-grams are then not counted either."""
+    match = sum(min(count, ref[gram]) for gram, count in hyp.items())
+    return [sum(hyp.values()) if ref else 0, sum(ref.values()), match]
+
+
+# ----------------------------------------------------------------------------- the metric
+
+
+@dataclass(frozen=True)
+class Chrf(Metric):
+    """chrF / chrF++ with its options fixed (sacrebleu's ``CHRF`` options and defaults).
+
+    ``char_order``/``word_order``: highest character / word n-gram order (``word_order=2`` is
+    chrF++); ``beta``: recall is ``beta`` times as important as precision; ``lowercase``;
+    ``whitespace``: keep whitespace in character n-grams; ``eps_smoothing``: average per-order
+    F-scores with an epsilon for empty orders (chrF++.py, NLTK, Moses) instead of sacrebleu's
+    default effective-order averaging of precision and recall.
+    """
+
+    char_order: int = 6
+    word_order: int = 0
+    beta: int = 2
+    lowercase: bool = False
+    whitespace: bool = False
+    eps_smoothing: bool = False
+
+    id = "chrf"
+    column_prefix = "chrf_"
+
+    def __post_init__(self):
+        for option in ("char_order", "word_order", "beta"):
+            value = getattr(self, option)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"{option} must be an int, got {type(value).__name__}")
+            if value < 0:
+                raise ValueError(f"{option} must be >= 0, got {value}")
+        if self.char_order + self.word_order < 1:
+            raise ValueError("char_order + word_order must be at least 1, got 0 (no n-grams to count)")
+        for option in ("lowercase", "whitespace", "eps_smoothing"):
+            value = getattr(self, option)
+            if not isinstance(value, bool):
+                raise TypeError(f"{option} must be a bool, got {type(value).__name__}")
+
+    @property
+    def name(self) -> str:
+        """sacrebleu's score name: ``chrF2``, and one ``+`` per word order (``chrF2++``)."""
+        return f"chrF{self.beta}" + "+" * self.word_order
+
+    @property
+    def orders(self) -> int:
+        """How many n-gram orders are counted (character and word)."""
+        return self.char_order + self.word_order
+
+    @property
+    def width(self) -> int:
+        return 3 * self.orders
+
+    def stat_names(self) -> list[str]:
+        """``char1_hyp, char1_ref, char1_match, ..., word1_hyp, ...``."""
+        kinds = [f"char{n}" for n in range(1, self.char_order + 1)]
+        kinds += [f"word{n}" for n in range(1, self.word_order + 1)]
+        return [f"{k}_{s}" for k in kinds for s in ("hyp", "ref", "match")]
+
+    # -- statistics: the reference path --------------------------------------------------------
+
+    def ngram_counts(self, text: str) -> list[Counter]:
+        """The counted n-grams of one text: character orders 1..char_order, then word orders
+        1..word_order."""
+        if self.lowercase:
+            text = text.lower()
+        chars = text if self.whitespace else "".join(text.split())
+        counts = [char_ngrams(chars, n) for n in range(1, self.char_order + 1)]
+        if self.word_order:
+            words = split_words(text)
+            counts += [word_ngrams(words, n) for n in range(1, self.word_order + 1)]
+        return counts
+
+    def pair_stats(self, candidate: str, references: Sequence[str | None]) -> list[int]:
+        """Statistics of one candidate: those against the reference with the best F-score
+        (``None`` references are missing; the first reference wins a tie)."""
+        hyp = self.ngram_counts(candidate)
+        best, best_f = None, -1.0
+        for ref in references:
+            if ref is None:
+                continue
+            stats = [x for h, r in zip(hyp, self.ngram_counts(ref)) for x in order_stats(h, r)]
+            f = self.f_score(stats)
+            if f > best_f:
+                best, best_f = stats, f
+        if best is None:
+            raise ValueError("references: no reference (all references are missing)")
+        return best
+
+    def scalar_stats(self, candidates, references) -> np.ndarray:
+        """``int64[n, width]``, one pair at a time; inputs are checked as ``corpus_stats``
+        checks them (errors name the row)."""
+        rows = [self.pair_stats(hyp, refs) for hyp, refs in checked_pairs(candidates, references)]
+        return np.array(rows, dtype=np.int64).reshape(len(rows), self.width)
+
+    # -- statistics: the kernel ------------------------------------------------------------------
+
+    def batch_stats(self, candidates, references, per_row: bool = True) -> np.ndarray:
+        """``int64[n, width]`` (or its column sums) with the compiled kernel."""
+        from .chrf_batch import chrf_batch_stats
+
+        return chrf_batch_stats(
+            candidates,
+            references,
+            char_order=self.char_order,
+            word_order=self.word_order,
+            beta=self.beta,
+            lowercase=self.lowercase,
+            whitespace=self.whitespace,
+            eps_smoothing=self.eps_smoothing,
+            per_row=per_row,
+        )
+
+    # -- scores ----------------------------------------------------------------------------------
+
+    def check_stats(self, vector) -> np.ndarray:
+        """``vector`` as int64 if it can be a sum of this metric's statistics: ``width``
+        integers in 0 .. 2**63 - 1 with ``match <= hyp`` and ``match <= ref`` in every order."""
+        if getattr(vector, "ndim", 1) != 1:
+            raise ValueError(f"{self.name} statistics are a one-dimensional vector, got shape {vector.shape}")
+        try:
+            items = vector.tolist() if hasattr(vector, "tolist") else list(vector)
+        except TypeError:
+            raise TypeError(f"{self.name} statistics are a sequence of integers, got {type(vector).__name__}") from None
+        values = []
+        for x in items:
+            try:
+                if isinstance(x, bool):
+                    raise TypeError
+                values.append(operator.index(x))
+            except TypeError:
+                raise TypeError(f"{self.name} statistics are integers, got {type(x).__name__} {x!r}") from None
+        if len(values) != self.width:
+            raise ValueError(
+                f"{self.name} statistics have 3 * (char_order + word_order) = {self.width} values, got {len(values)}"
+            )
+        names = self.stat_names()
+        for name, x in zip(names, values):
+            if not 0 <= x <= INT64_MAX:
+                raise ValueError(f"{self.name} statistics are between 0 and 2**63 - 1, got {name} = {x}")
+        for i in range(0, len(values), 3):
+            hyp, ref, match = values[i : i + 3]
+            if match > hyp or match > ref:
+                raise ValueError(
+                    f"{names[i + 2]} = {match} exceeds {names[i]} = {hyp} or {names[i + 1]} = {ref}: "
+                    f"not {self.name} statistics"
+                )
+        return np.array(values, dtype=np.int64)
+
+    def f_score(self, stats) -> float:
+        """The score (0-100) of a statistics vector, with sacrebleu's arithmetic (operation for
+        operation, on Python ints and floats), so that scores are bit-identical.
+
+        Per order, precision is ``match / hyp`` and recall ``match / ref`` (``EPS`` when
+        undefined). With ``eps_smoothing`` the score is the mean of the per-order F-beta
+        scores. Otherwise precision and recall are each averaged over the orders where both
+        texts have n-grams (the effective order), and F-beta is taken of the two averages."""
+        values = self.check_stats(stats).tolist()
+        factor = self.beta**2
+        sum_f = 0.0
+        sum_prec, sum_rec, effective = 0.0, 0.0, 0
+        for i in range(0, len(values), 3):
+            hyp, ref, match = values[i : i + 3]
+            prec = match / hyp if hyp > 0 else EPS
+            rec = match / ref if ref > 0 else EPS
+            denom = factor * prec + rec
+            sum_f += (1 + factor) * prec * rec / denom if denom > 0 else EPS
+            if hyp > 0 and ref > 0:
+                sum_prec += prec
+                sum_rec += rec
+                effective += 1
+        if self.eps_smoothing:
+            return 100 * sum_f / self.orders
+        if effective == 0:
+            return 0.0
+        avg_prec = sum_prec / effective
+        avg_rec = sum_rec / effective
+        if not avg_prec + avg_rec:
+            return 0.0
+        f = (1 + factor) * avg_prec * avg_rec
+        f /= (factor * avg_prec) + avg_rec
+        return 100 * f
+
+    def signature(self, nrefs, n_bootstrap: int | None = None, seed: int | None = None) -> ChrfSignature:
+        return ChrfSignature(self, nrefs, n_bootstrap, seed)
+
+    def score(self, stats, nrefs=None, n_bootstrap: int | None = None, seed: int | None = None) -> ChrfScore:
+        """The score of a totals vector; ``nrefs`` fills the signature (with ``bs:``/``seed:``
+        when ``n_bootstrap`` is given)."""
+        vector = self.check_stats(stats)
+        sig = None if nrefs is None else self.signature(nrefs, n_bootstrap, seed).format()
+        return ChrfScore(self.f_score(vector), vector.tolist(), self.char_order, self.word_order, self.beta, sig)
+
+    def table_columns(self) -> list[tuple[str, pa.DataType, Callable[[dict], object]]]:
+        """``score``, ``signature``, then ``c{n}_hyp``, ``c{n}_ref``, ``c{n}_match`` per
+        character order and ``w{n}_...`` per word order (getters are picklable)."""
+        columns = [("score", pa.float64(), operator.itemgetter("score")),
+                   ("signature", pa.string(), operator.methodcaller("get", "signature"))]
+        kinds = [f"c{n}" for n in range(1, self.char_order + 1)] + [f"w{n}" for n in range(1, self.word_order + 1)]
+        for i, kind in enumerate(kinds):
+            for suffix, key in (("hyp", "hyp_counts"), ("ref", "ref_counts"), ("match", "matches")):
+                columns.append((f"{kind}_{suffix}", pa.int64(), partial(_item, key, i)))
+        return columns
+
+
+def _item(key: str, index: int, d: dict):
+    """``d[key][index]`` (a table column getter that pickles, unlike a lambda)."""
+    return d[key][index]
+
+
+class ChrfSignature:
+    """sacrebleu's chrF signature, field for field, with our version:
+    ``nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:beambleu-0.1.0`` (``bs``/``seed``
+    after ``nrefs`` when bootstrapping)."""
+
+    def __init__(self, metric: Chrf, nrefs, n_bootstrap: int | None = None, seed: int | None = None):
+        from . import __version__
+
+        self.info = {
+            "nrefs": nrefs_label(nrefs),
+            "bs": n_bootstrap,
+            "seed": seed,
+            "case": "lc" if metric.lowercase else "mixed",
+            "eff": "no" if metric.eps_smoothing else "yes",
+            "nc": metric.char_order,
+            "nw": metric.word_order,
+            "space": "yes" if metric.whitespace else "no",
+            "version": f"beambleu-{__version__}",
+        }
+
+    def format(self) -> str:
+        return "|".join(f"{k}:{v}" for k, v in self.info.items() if v is not None)
+
+    __str__ = format
+
+
+@dataclass
+class ChrfScore(Score):
+    """A chrF score (0-100) and the statistics it came from (``stats``: ``[hyp, ref, match]``
+    per order, character orders first)."""
+
+    score: float
+    stats: list[int]
+    char_order: int
+    word_order: int
+    beta: int
+    signature: str | None = None
+
+    @property
+    def name(self) -> str:
+        return f"chrF{self.beta}" + "+" * self.word_order
+
+    @property
+    def hyp_counts(self) -> list[int]:
+        return list(self.stats[0::3])
+
+    @property
+    def ref_counts(self) -> list[int]:
+        return list(self.stats[1::3])
+
+    @property
+    def matches(self) -> list[int]:
+        return list(self.stats[2::3])
+
+    def format(self, width: int = 2, score_only: bool = False, signature: str | None = None) -> str:
+        """sacrebleu's text form: ``chrF2|<signature> = 60.70`` (chrF has no verbose part)."""
+        sig = self.signature if signature is None else signature
+        sc = f"{self.score:.{width}f}"
+        if score_only:
+            return sc
+        head = f"{self.name}|{sig}" if sig else self.name
+        return f"{head} = {sc}"
+
+    def to_dict(self) -> dict:
+        """sacrebleu's JSON fields (``score`` at full precision), then the statistics."""
+        d = {"name": self.name, "score": self.score}
+        if self.signature:
+            d["signature"] = self.signature
+            for part in self.signature.split("|"):
+                key, _, value = part.partition(":")
+                d[key] = value
+        d.update(hyp_counts=self.hyp_counts, ref_counts=self.ref_counts, matches=self.matches)
+        return d
+
+    def __str__(self) -> str:
+        return self.format()
+
+
+# ----------------------------------------------------------------------------- functions
+
+
+def corpus_chrf(
+    candidates,
+    references,
+    *,
+    char_order: int = 6,
+    word_order: int = 0,
+    beta: int = 2,
+    lowercase: bool = False,
+    whitespace: bool = False,
+    eps_smoothing: bool = False,
+) -> ChrfScore:
+    """Corpus chrF (chrF++ with ``word_order=2``), equal to sacrebleu 2.6.0's
+    ``CHRF(...).corpus_score``. ``references[i]`` is the list of references of
+    ``candidates[i]`` (``None``: a missing one); statistics are summed over the corpus and
+    scored once."""
+    metric = Chrf(char_order, word_order, beta, lowercase, whitespace, eps_smoothing)
+    return metric.corpus_score(candidates, references)
+
+
+def sentence_chrf(
+    candidate: str,
+    references: Sequence[str | None],
+    *,
+    char_order: int = 6,
+    word_order: int = 0,
+    beta: int = 2,
+    lowercase: bool = False,
+    whitespace: bool = False,
+    eps_smoothing: bool = False,
+) -> ChrfScore:
+    """chrF of one candidate against its references, equal to sacrebleu's
+    ``CHRF(...).sentence_score``."""
+    metric = Chrf(char_order, word_order, beta, lowercase, whitespace, eps_smoothing)
+    return metric.sentence_score(candidate, references)

@@ -1,0 +1,101 @@
+"""The vectorised chrF / chrF++ path: Arrow arrays in, sacrebleu's chrF statistics matrix out.
+
+The work happens in the compiled kernel ``bleu_core._chrf``, which reads the Arrow buffers in
+place and decodes, lowercases, splits and counts character and word n-grams in one call per
+batch (see the comment at the top of ``_chrf.c``); Python touches only the arrays.
+"""
+
+from __future__ import annotations
+
+import operator
+from pathlib import Path
+
+import numpy as np
+
+from .batch import ArrayLike, BatchInputError, _list_parts, _string_buffers, to_arrow
+
+try:
+    from . import _chrf
+except ImportError as exc:  # pragma: no cover - a broken build
+    _chrf = None
+    _CHRF_ERROR = exc
+
+
+def _require_chrf_kernel():
+    if _chrf is None:  # pragma: no cover
+        here = Path(__file__).resolve().parent
+        if (here.parent / "setup.py").is_file():  # a source checkout, not an installed package
+            raise ImportError(
+                f"bleu_core was imported from the source folder {here}, which has no compiled chrF kernel: run "
+                f"Python from another directory, or build the kernels there with `pip install -e .` in {here.parent}")
+        raise ImportError(
+            f"bleu_core's compiled chrF kernel is not available ({_CHRF_ERROR}); reinstall beambleu "
+            "so that its C extensions are built"
+        )
+
+
+def _count(value, name: str) -> int:
+    """An int option >= 0 (bools are refused: they are almost always a misplaced flag)."""
+    if isinstance(value, bool):
+        raise TypeError(f"{name} must be an int, not bool")
+    try:
+        value = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}") from None
+    if value < 0:
+        raise ValueError(f"{name} must be >= 0, got {value}")
+    return value
+
+
+def chrf_batch_stats(
+    candidates: ArrayLike,
+    references,
+    *,
+    char_order: int = 6,
+    word_order: int = 0,
+    beta: int = 2,
+    lowercase: bool = False,
+    whitespace: bool = False,
+    eps_smoothing: bool = False,
+    per_row: bool = True,
+) -> np.ndarray:
+    """chrF statistics of a batch, exactly as sacrebleu 2.6.0's ``CHRF`` extracts them.
+
+    ``candidates``: Arrow string array (or a sequence of str); ``references``: Arrow
+    list<string> array (or a sequence of sequences), where a null entry is a missing reference
+    and ``""`` a real empty one. Returns ``int64[n, 3 * (char_order + word_order)]`` when
+    ``per_row``, else its ``int64[3 * (char_order + word_order)]`` column sums: for each
+    character order, then each word order, ``[hyp_count, ref_count, match_count]`` of the
+    reference with the best F score (``beta`` and ``eps_smoothing`` only matter for that
+    choice). Raises :class:`BatchInputError` naming the row for a null candidate, a row without
+    any reference, or text that is not valid UTF-8, and OverflowError if a column sum exceeds
+    int64.
+    """
+    _require_chrf_kernel()
+    char_order = _count(char_order, "char_order")
+    word_order = _count(word_order, "word_order")
+    beta = _count(beta, "beta")
+    if char_order + word_order < 1:
+        raise ValueError("char_order + word_order must be >= 1")
+    try:  # sacrebleu multiplies floats by the int beta ** 2: the same conversions, done once
+        factor, one_plus = float(beta**2), float(1 + beta**2)
+    except OverflowError:
+        raise ValueError(f"beta is too large: beta ** 2 does not fit a float (beta = {beta})") from None
+    cand, refs = to_arrow(candidates, references)
+    child, list_offsets = _list_parts(refs)
+    hd, ho, hv = _string_buffers(cand, "candidates")
+    rd, ro, rv = _string_buffers(child, "references")
+    width = 3 * (char_order + word_order)
+    out = np.zeros((len(cand), width) if per_row else width, dtype=np.int64)
+    try:
+        _chrf.stats(hd, ho, hv, rd, ro, rv, list_offsets, char_order, word_order, factor, one_plus,
+                    bool(eps_smoothing), bool(lowercase), bool(whitespace), out, bool(per_row))
+    except ValueError as exc:
+        if len(exc.args) == 3 and isinstance(exc.args[0], int):
+            row, ref_index, reason = exc.args
+            if ref_index < 0:
+                column = "references" if reason.startswith("no reference") else "candidate"
+                raise BatchInputError(row, column, reason) from None
+            raise BatchInputError(row, "references", reason, ref_index) from None
+        raise
+    return out

@@ -1,0 +1,296 @@
+"""The metric protocol: what every corpus metric of beambleu is, whatever it measures.
+
+A corpus metric here is a sum. A metric object, made from its options (validated once, in its
+constructor), maps each candidate and its references to a vector of ``width`` non-negative int64
+statistics; vectors of different pairs add; the score is a pure function of the sum. The
+pipeline, the accumulators, the bootstrap, the paired tests, the outputs and the report only
+ever use what :class:`Metric` declares, so adding a metric is one module (a subclass and its
+score type) plus its kernel part: see :mod:`bleu_core.metric` (BLEU) and :mod:`bleu_core.chrf`
+(chrF, chrF++).
+
+A subclass provides:
+
+* ``id`` (the ``--metrics`` / ``-m`` name: ``bleu``, ``chrf``), ``name`` (sacrebleu's score
+  name: ``BLEU``, ``chrF2``, ``chrF2++``), ``width`` and :meth:`stat_names` (the meaning of each
+  column);
+* :meth:`batch_stats` (the compiled kernel, over Arrow arrays or Python lists) and
+  :meth:`scalar_stats` (the readable reference path, one pair at a time), which agree exactly;
+* :meth:`check_stats` (is a vector a possible sum of this metric's statistics?) and
+  :meth:`score` (a :class:`Score` of a totals vector: the same function for a sentence, a group
+  and the corpus), :meth:`signature`, and :meth:`sentence_metric` (the variant that scores one
+  pair: BLEU turns effective order on there, as ``sacrebleu -sl`` does);
+* :meth:`table_columns`: the fields of a score that become columns of the group table.
+
+Shared here: input checking and the streamed corpus sum (:meth:`Metric.corpus_stats`,
+:meth:`Metric.corpus_score`) and :class:`MetricSet`, several metrics side by side as one wider
+vector (what the pipeline counts and combines in one pass).
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Iterable, List, Optional, Sequence, Tuple
+
+import numpy as np
+import pyarrow as pa
+
+from .stats import checked_add, column_sums
+
+#: pairs converted to Arrow and counted per kernel call by ``corpus_stats``; bounds memory
+CHUNK = 20_000
+
+
+class Score:
+    """What every metric's score offers (:class:`bleu_core.score.BleuScore`,
+    :class:`bleu_core.chrf.ChrfScore`): ``name``, ``score`` (float, full precision),
+    ``signature`` (a string, or ``None``), and the methods below."""
+
+    name: str
+    score: float
+    signature: Optional[str]
+
+    def format(self, width: int = 2, score_only: bool = False, signature: Optional[str] = None) -> str:
+        """sacrebleu's text line (``NAME|signature = score ...``), or the score alone."""
+        raise NotImplementedError
+
+    def to_dict(self) -> dict:
+        """sacrebleu's JSON object for this score (``name``, ``score``, ``signature``, ...,
+        the signature's fields), plus the metric's own fields (its statistics)."""
+        raise NotImplementedError
+
+
+class Metric:
+    """Base class of a configured metric (see the module documentation)."""
+
+    #: the metric's name on the command line (``--metrics``, ``-m``)
+    id: str = ""
+    #: prefix of its group-table and per-pair columns (BLEU's have none, as they always had)
+    column_prefix: str = ""
+    #: a pipeline counter this metric's statistics give: (counter name, statistic column), or None
+    counter: Optional[Tuple[str, int]] = None
+
+    # -- what a subclass provides -----------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        raise NotImplementedError
+
+    @property
+    def width(self) -> int:
+        raise NotImplementedError
+
+    def stat_names(self) -> List[str]:
+        """A name for each column of the statistics vector."""
+        raise NotImplementedError
+
+    def batch_stats(self, candidates, references, per_row: bool = True) -> np.ndarray:
+        """``int64[n, width]`` (or its column sums when ``per_row`` is false) with the kernel.
+        ``references[i]`` is a list of references where ``None`` (null) is a missing one;
+        a null candidate, a row without any reference or invalid UTF-8 raise
+        :class:`bleu_core.batch.BatchInputError` naming the row."""
+        raise NotImplementedError
+
+    def scalar_stats(self, candidates, references) -> np.ndarray:
+        """``int64[n, width]`` with the reference path (pure Python, one pair at a time)."""
+        raise NotImplementedError
+
+    def check_stats(self, vector) -> np.ndarray:
+        """``vector`` as int64 if it can be a sum of this metric's statistics, else ValueError
+        (TypeError for non-integers)."""
+        raise NotImplementedError
+
+    def signature(self, nrefs, n_bootstrap: Optional[int] = None, seed: Optional[int] = None):
+        """sacrebleu's signature object for these options (``nrefs``: a count, ``"var"``, or a
+        set of counts); ``bs:``/``seed:`` appear when ``n_bootstrap`` is given."""
+        raise NotImplementedError
+
+    def score(self, stats, nrefs=None, n_bootstrap: Optional[int] = None, seed: Optional[int] = None) -> Score:
+        """The score of a totals vector (checked with :meth:`check_stats`); ``nrefs`` fills
+        the signature."""
+        raise NotImplementedError
+
+    def load(self) -> None:
+        """Make what the metric needs before any input is read (a tokenizer and its dictionary):
+        RuntimeError if it cannot (a missing extra)."""
+
+    def sentence_metric(self) -> "Metric":
+        """The metric that scores one pair on its own (per-pair output, ``-sl``)."""
+        return self
+
+    def table_columns(self) -> List[Tuple[str, pa.DataType, object]]:
+        """Columns of the group table a score fills: (name, Arrow type, field), where field
+        says where the value is in the score's :meth:`Score.to_dict`: a key, a (key, index) pair
+        for an entry of a list, or a callable of the dict. Names get :attr:`column_prefix`. The
+        significance columns go right after ``signature``; ``n_pairs`` and ``nrefs``, shared by
+        every metric, go where the first metric lists them (else after the group keys)."""
+        raise NotImplementedError
+
+    def pair_columns(self, rows: np.ndarray) -> dict:
+        """Columns of the per-pair output for these statistics rows (``int64[n, width]``): each
+        statistic (``column_prefix`` + its name), then the sentence score under the metric's id."""
+        cols = {self.column_prefix + name: pa.array(rows[:, i]) for i, name in enumerate(self.stat_names())}
+        one = self.sentence_metric()
+        cols[self.id] = pa.array([one.score(row).score for row in rows], pa.float64())
+        return cols
+
+    # -- shared ------------------------------------------------------------------------------
+
+    def stat_name(self, i: int) -> str:
+        return self.stat_names()[i]
+
+    def corpus_stats(self, candidates: Iterable[str], references: Iterable[Sequence[Optional[str]]]):
+        """Summed statistics and the set of reference counts, streaming ``CHUNK`` pairs at a time."""
+        total = np.zeros(self.width, dtype=np.int64)
+        nrefs = set()
+        offset = 0
+        for hyps, refs in chunked(checked_pairs(candidates, references)):
+            for r in refs:
+                nrefs.add(sum(x is not None for x in r))
+            try:
+                arrays = (pa.array(hyps, type=pa.large_string()), pa.array(refs, type=pa.large_list(pa.large_string())))
+            except (pa.ArrowException, UnicodeError):
+                arrays = None  # e.g. lone surrogates, which have no UTF-8 form: use the scalar path
+            try:
+                if arrays is None:
+                    part = column_sums(self.scalar_stats(hyps, refs))
+                else:
+                    part = self.batch_stats(*arrays, per_row=False)
+            except ValueError as exc:
+                row = getattr(exc, "row", None)
+                if row is not None:
+                    raise ValueError(f"references[{offset + row}]: {exc.reason}" if exc.column == "references"
+                                     else f"candidates[{offset + row}]: {exc.reason}") from None
+                raise
+            checked_add(total, part, out=total, what=f"the corpus statistics of {self.name}", name=self.stat_name)
+            offset += len(hyps)
+        if offset == 0:
+            raise ValueError("candidates: no segments to score")
+        return total, nrefs
+
+    def corpus_score(self, candidates, references) -> Score:
+        """The score of a whole corpus: statistics summed, then scored once."""
+        stats, nrefs = self.corpus_stats(candidates, references)
+        return self.score(stats, nrefs)
+
+    def sentence_score(self, candidate: str, references: Sequence[Optional[str]]) -> Score:
+        """The score of one candidate against its references (with :meth:`sentence_metric`)."""
+        if not isinstance(candidate, str):
+            raise TypeError(f"candidate must be a str, got {type(candidate).__name__}")
+        if isinstance(references, str) or not isinstance(references, Sequence):
+            raise TypeError("references must be a list of reference strings")
+        return self.sentence_metric().corpus_score([candidate], [references])
+
+
+def nrefs_label(nrefs):
+    """The signature's ``nrefs``: a count, or ``"var"`` for several counts (a set)."""
+    if isinstance(nrefs, (set, frozenset)):
+        return next(iter(nrefs)) if len(nrefs) == 1 else "var"
+    return nrefs
+
+
+def chunked(pairs, size: int = CHUNK):
+    """``(candidates, references)`` lists of up to ``size`` pairs at a time from (candidate, refs) pairs."""
+    pairs = iter(pairs)
+    while True:
+        chunk = list(itertools.islice(pairs, size))
+        if not chunk:
+            return
+        yield [h for h, _ in chunk], [r for _, r in chunk]
+
+
+def checked_pairs(candidates, references):
+    """(candidate, references) pairs, each checked: TypeError/ValueError naming the item."""
+    if isinstance(candidates, str):
+        raise TypeError("candidates must be a sequence of strings, not a single string")
+    if isinstance(references, str):
+        raise TypeError("references must be a sequence of reference lists, not a single string")
+    sentinel = object()
+    for i, (hyp, refs) in enumerate(itertools.zip_longest(candidates, references, fillvalue=sentinel)):
+        if hyp is sentinel or refs is sentinel:
+            raise ValueError(
+                "candidates and references have different lengths "
+                f"({'more references' if hyp is sentinel else 'more candidates'} after item {i})"
+            )
+        if not isinstance(hyp, str):
+            if hyp is None:
+                raise ValueError(f"candidates[{i}] is None")
+            raise TypeError(f"candidates[{i}] must be a str, got {type(hyp).__name__}")
+        if isinstance(refs, str) or not isinstance(refs, Sequence):
+            raise TypeError(f"references[{i}] must be a list of reference strings (one list per candidate)")
+        for j, r in enumerate(refs):
+            if r is not None and not isinstance(r, str):
+                raise TypeError(f"references[{i}][{j}] must be a str or None, got {type(r).__name__}")
+        if all(r is None for r in refs):
+            raise ValueError(f"references[{i}]: no reference (all references are missing)")
+        yield hyp, refs
+
+
+class MetricSet:
+    """Several metrics computed in one pass: their statistics side by side in one
+    ``int64[n, width]`` matrix (metric ``i`` owns columns ``slices[i]``). This is what the
+    pipeline counts, combines and bootstraps; scoring takes each metric's slice of the totals."""
+
+    def __init__(self, metrics: Sequence[Metric]):
+        metrics = tuple(metrics)
+        if not metrics:
+            raise ValueError("at least one metric is needed")
+        ids = [m.id for m in metrics]
+        dup = sorted({i for i in ids if ids.count(i) > 1})
+        if dup:
+            raise ValueError(f"metric {dup[0]!r} is asked for twice")
+        self.metrics = metrics
+        bounds = np.cumsum([0] + [m.width for m in metrics])
+        self.slices = tuple(slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]))
+        self.width = int(bounds[-1])
+
+    def __iter__(self):
+        return iter(self.metrics)
+
+    def __len__(self) -> int:
+        return len(self.metrics)
+
+    def __getitem__(self, i: int) -> Metric:
+        return self.metrics[i]
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, MetricSet) and self.metrics == other.metrics
+
+    def __hash__(self) -> int:
+        return hash(self.metrics)
+
+    def __repr__(self) -> str:
+        return f"MetricSet({list(self.metrics)!r})"
+
+    @property
+    def names(self) -> List[str]:
+        return [m.name for m in self.metrics]
+
+    def stat_names(self) -> List[str]:
+        """Column names of the combined vector: ``<metric name>.<statistic>``."""
+        return [f"{m.name}.{s}" for m in self.metrics for s in m.stat_names()]
+
+    def stat_name(self, i: int) -> str:
+        return self.stat_names()[i % self.width]
+
+    def split(self, vector: np.ndarray) -> List[np.ndarray]:
+        """Each metric's part of a combined vector (or of the last axis of a matrix)."""
+        return [vector[..., s] for s in self.slices]
+
+    def batch_stats(self, candidates, references, per_row: bool = True) -> np.ndarray:
+        """Every metric's statistics of one batch, side by side."""
+        if len(self.metrics) == 1:
+            return self.metrics[0].batch_stats(candidates, references, per_row=per_row)
+        from .batch import to_arrow
+
+        candidates, references = to_arrow(candidates, references)  # convert once for all metrics
+        parts = [m.batch_stats(candidates, references, per_row=per_row) for m in self.metrics]
+        return np.concatenate(parts, axis=-1)
+
+    def scalar_stats(self, candidates, references) -> np.ndarray:
+        return np.concatenate([m.scalar_stats(candidates, references) for m in self.metrics], axis=-1)
+
+    def check_stats(self, vector) -> np.ndarray:
+        vector = np.asarray(vector)
+        if vector.shape != (self.width,):
+            raise ValueError(f"expected {self.width} statistics ({', '.join(self.names)}), got shape {vector.shape}")
+        return np.concatenate([m.check_stats(part) for m, part in zip(self.metrics, self.split(vector))])

@@ -1,0 +1,6 @@
+"""``python -m beambleu``: the ``beambleu`` command."""
+import sys
+
+from .cli import main
+
+sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,110 @@
+"""The metrics' command-line options, with sacrebleu's flag names and defaults (shared by
+``beambleu score`` and ``beambleu run``).
+
+``--metrics`` picks metrics by id; each metric has one argument group and one constructor call
+here (``_METRICS``). Options are validated once, by the metric's constructor: a value it refuses
+is a :class:`~beambleu.errors.UsageError`. Metrics are computed and reported in sacrebleu's order
+(sorted by name), whatever the order on the command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from .errors import UsageError
+
+
+def _add_bleu(p, run: bool) -> None:
+    from bleu_core.score import SMOOTH_DEFAULTS
+    from bleu_core.tokenizers import TOKENIZERS
+
+    g = p.add_argument_group("BLEU options (as in sacrebleu)")
+    g.add_argument("--tokenize", "-tok", choices=TOKENIZERS, default="13a",
+                   help="tokenization method (default: %(default)s); ja-mecab/ko-mecab need the ja/ko extras")
+    g.add_argument("--lowercase", "-lc", action="store_true", help="case-insensitive BLEU")
+    g.add_argument("--smooth-method", "-s", choices=list(SMOOTH_DEFAULTS), default="exp",
+                   help="smoothing: exp (default), floor, add-k or none")
+    g.add_argument("--smooth-value", "-sv", type=float, default=None,
+                   help=f"value for floor (default {SMOOTH_DEFAULTS['floor']}) and add-k "
+                        f"(default {SMOOTH_DEFAULTS['add-k']})")
+    g.add_argument("--force", action="store_true",
+                   help="do not warn about input that looks tokenized (100+ lines ending in ' .')")
+    g.add_argument("--max-ngram-order", type=int, default=4, metavar="N",
+                   help="highest n-gram order (default: %(default)s; not a sacrebleu flag)")
+    g.add_argument("--effective-order", action="store_true",
+                   help="leave out orders with no n-grams from the mean" + (
+                       " (per-pair scores of --sentence-output always use it)" if run else
+                       " (on with --sentence-level)"))
+
+
+def _bleu(args):
+    from bleu_core import Bleu
+
+    return Bleu(tokenize=args.tokenize, lowercase=args.lowercase, smooth_method=args.smooth_method,
+                smooth_value=args.smooth_value, max_ngram_order=args.max_ngram_order,
+                effective_order=args.effective_order or getattr(args, "sentence_level", False))
+
+
+def _add_chrf(p, run: bool) -> None:
+    g = p.add_argument_group("chrF options (as in sacrebleu; chrF++ is --chrf-word-order 2)")
+    g.add_argument("--chrf-char-order", "-cc", type=int, default=6, metavar="N",
+                   help="character n-gram order (default: %(default)s)")
+    g.add_argument("--chrf-word-order", "-cw", type=int, default=0, metavar="N",
+                   help="word n-gram order (default: %(default)s; 2 is chrF++)")
+    g.add_argument("--chrf-beta", type=int, default=2, metavar="BETA",
+                   help="weight of recall against precision (default: %(default)s)")
+    g.add_argument("--chrf-whitespace", action="store_true", help="keep whitespace in character n-grams")
+    g.add_argument("--chrf-lowercase", action="store_true", help="case-insensitive chrF")
+    g.add_argument("--chrf-eps-smoothing", action="store_true",
+                   help="eps smoothing of chrF++.py, NLTK and Moses instead of sacrebleu's effective order")
+
+
+def _chrf(args):
+    from bleu_core.chrf import Chrf
+
+    return Chrf(char_order=args.chrf_char_order, word_order=args.chrf_word_order, beta=args.chrf_beta,
+                lowercase=args.chrf_lowercase, whitespace=args.chrf_whitespace,
+                eps_smoothing=args.chrf_eps_smoothing)
+
+
+#: id -> (add its options, make it from the parsed options)
+_METRICS = {"bleu": (_add_bleu, _bleu), "chrf": (_add_chrf, _chrf)}
+METRIC_IDS = tuple(_METRICS)
+
+
+def _metric_list(text: str):
+    ids = [t.strip().lower() for t in text.split(",")]
+    bad = [i for i in ids if i not in _METRICS]
+    if bad or not ids:
+        raise argparse.ArgumentTypeError(f"unknown metric {bad[0] if bad else text!r} (choose from "
+                                         f"{', '.join(METRIC_IDS)}, comma-separated)")
+    return ids
+
+
+def add_metric_arguments(p, run: bool = False) -> None:
+    """``--metrics`` and every metric's options."""
+    if run:
+        p.add_argument("--metrics", type=_metric_list, default=["bleu"], metavar="M[,M...]",
+                       help=f"metrics computed in the same pass: {', '.join(METRIC_IDS)} (default: bleu)")
+    else:
+        p.add_argument("--metrics", "-m", nargs="+", choices=METRIC_IDS, default=["bleu"], metavar="METRIC",
+                       help=f"metrics to compute: {', '.join(METRIC_IDS)} (default: bleu)")
+    for add, _ in _METRICS.values():
+        add(p, run)
+
+
+def metrics_from_args(args):
+    """The :class:`~bleu_core.protocol.MetricSet` the options ask for, in sacrebleu's order, each
+    metric made and loaded (a missing MeCab extra fails here, before any input is read)."""
+    from bleu_core.protocol import MetricSet
+
+    ids = sorted(set(args.metrics), key=str.upper)
+    metrics = []
+    for i in ids:
+        try:
+            metric = _METRICS[i][1](args)
+            metric.load()
+        except (ValueError, TypeError, RuntimeError) as exc:
+            raise UsageError(str(exc)) from None
+        metrics.append(metric)
+    return MetricSet(metrics)
