@@ -9,6 +9,7 @@ setup(
         Extension(
             "bleu_core._kernel",
             sources=["bleu_core/_kernel.c"],
+            depends=["bleu_core/_text.h"],
             extra_compile_args=COMPILE_ARGS,
         ),
         # chrF picks the best reference by an F score computed in C: no FMA contraction, so the

@@ -112,7 +112,13 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem) {
     return 0;
 }
 
-#define GROW(ptr, cap, need) grow((void **)&(ptr), &(cap), (size_t)(need), sizeof(*(ptr)))
+/* GROW(ptr, cap, need): grow a typed buffer; 0, or -1 when out of memory (ptr unchanged) */
+#define GROW(ptr, cap, need) __extension__({                                         \
+    void *grow_p_ = (ptr);                                                            \
+    int grow_r_ = grow(&grow_p_, &(cap), (size_t)(need), sizeof(*(ptr)));             \
+    (ptr) = grow_p_;                                                                  \
+    grow_r_;                                                                          \
+})
 
 /* One segment, hypothesis or reference, ready for counting. */
 typedef struct {
@@ -531,7 +537,7 @@ static double f_score(const K *k, const int64_t *st) {
 typedef struct {
     const uint8_t *hdata, *rdata, *hval, *rval;
     const int64_t *hoff, *roff, *loff;
-    Py_ssize_t n;
+    Py_ssize_t n, m; /* candidates, flat references */
     int64_t *out;
     int per_row;
 } Batch;
@@ -545,7 +551,11 @@ static int run(K *k, const Batch *b) {
         if (b->hval && !b->hval[row]) { k->bad_what = "candidate is null"; return ST_BAD; }
         int64_t a = b->hoff[row], e = b->hoff[row + 1];
         int64_t la = b->loff[row], lb = b->loff[row + 1];
-        if (e < a || lb < la) { k->bad_what = "offsets are not monotonic"; return ST_BAD; }
+        /* rows are visited in order, so a >= hoff[0] and la >= loff[0] already hold */
+        if (e < a || e > b->hoff[b->n] || lb < la || lb > b->loff[b->n]) {
+            k->bad_what = "offsets are not monotonic";
+            return ST_BAD;
+        }
         if ((st = prepare(k, &k->h, b->hdata + a, (Py_ssize_t)(e - a))) != ST_OK) return st;
         if (k->wo > 0 && (st = intern_hyp(k)) != ST_OK) return st;
         if ((st = tab_prepare(k)) != ST_OK) return st;
@@ -556,7 +566,10 @@ static int run(K *k, const Batch *b) {
             if (b->rval && !b->rval[j]) continue; /* a missing reference (None) */
             k->bad_ref = (Py_ssize_t)(j - la);
             int64_t ra = b->roff[j], rb = b->roff[j + 1];
-            if (rb < ra) { k->bad_what = "offsets are not monotonic"; return ST_BAD; }
+            if (rb < ra || ra < b->roff[0] || rb > b->roff[b->m]) {
+                k->bad_what = "offsets are not monotonic";
+                return ST_BAD;
+            }
             if ((st = prepare(k, &k->r, b->rdata + ra, (Py_ssize_t)(rb - ra))) != ST_OK) return st;
             if (k->wo > 0) lookup_ref_tokens(k);
             count_ref(k);
@@ -650,7 +663,8 @@ static PyObject *k_stats(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "validity buffers are too short");
         goto done;
     }
-    if (out.view.len / 8 != (per_row ? n : 1) * W || out.view.len % 8) {
+    Py_ssize_t cells;
+    if (__builtin_mul_overflow(per_row ? n : 1, W, &cells) || out.view.len / 8 != cells || out.view.len % 8) {
         PyErr_SetString(PyExc_ValueError, "out buffer has the wrong size");
         goto done;
     }
@@ -660,7 +674,7 @@ static PyObject *k_stats(PyObject *self, PyObject *args) {
     b.loff = (const int64_t *)lo.view.buf;
     b.hval = hv.held ? (const uint8_t *)hv.view.buf : NULL;
     b.rval = rv.held ? (const uint8_t *)rv.view.buf : NULL;
-    b.n = n; b.out = (int64_t *)out.view.buf; b.per_row = per_row;
+    b.n = n; b.m = m; b.out = (int64_t *)out.view.buf; b.per_row = per_row;
     if (b.hoff[0] < 0 || b.hoff[n] > hd.view.len || b.roff[0] < 0 || b.roff[m] > rd.view.len ||
         b.loff[0] < 0 || b.loff[n] > m) {
         PyErr_SetString(PyExc_ValueError, "offsets point outside their data");
@@ -703,8 +717,49 @@ done:
     return result;
 }
 
+PyDoc_STRVAR(f_score_doc,
+"f_score(stats, factor, one_plus_factor, eps_smoothing)\n"
+"\n"
+"The F score the kernel ranks references by, for a sequence of 3 * order ints (the same layout\n"
+"as a statistics row); factor and one_plus_factor are float(beta ** 2) and float(1 + beta ** 2).\n"
+"Bit for bit CHRF._compute_f_score; exposed so that this can be tested directly.");
+
+static PyObject *k_f_score(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *o_stats;
+    K k;
+    memset(&k, 0, sizeof(k));
+    if (!PyArg_ParseTuple(args, "Oddp", &o_stats, &k.factor, &k.one_plus, &k.eps)) return NULL;
+    PyObject *seq = PySequence_Fast(o_stats, "stats must be a sequence of ints");
+    if (!seq) return NULL;
+    Py_ssize_t len = PySequence_Fast_GET_SIZE(seq);
+    PyObject *result = NULL;
+    int64_t *st = NULL;
+    if (len < 3 || len % 3) {
+        PyErr_SetString(PyExc_ValueError, "stats must hold 3 * order ints, order >= 1");
+        goto done;
+    }
+    if (!(st = (int64_t *)malloc((size_t)len * sizeof(int64_t)))) { PyErr_NoMemory(); goto done; }
+    for (Py_ssize_t i = 0; i < len; i++) {
+        long long v = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, i));
+        if (v == -1 && PyErr_Occurred()) goto done;
+        if (v < 0 || v >= (1LL << 53)) {
+            PyErr_SetString(PyExc_ValueError, "stats must be ints in [0, 2**53)");
+            goto done;
+        }
+        st[i] = v;
+    }
+    k.order = len / 3;
+    result = PyFloat_FromDouble(f_score(&k, st));
+done:
+    free(st);
+    Py_DECREF(seq);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"stats", k_stats, METH_VARARGS, stats_doc},
+    {"f_score", k_f_score, METH_VARARGS, f_score_doc},
     {NULL, NULL, 0, NULL},
 };
 

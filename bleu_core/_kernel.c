@@ -30,6 +30,8 @@
 #include <string.h>
 #include <stdlib.h>
 
+#include "_text.h" /* u8dec, u8len, u8cp, is_space: shared with _chrf.c */
+
 enum { TOK_NONE = 0, TOK_13A = 1, TOK_INTL = 2, TOK_ZH = 3, TOK_CHAR = 4 };
 
 /* flag bits of the Unicode table passed from Python */
@@ -79,57 +81,6 @@ static int ibuf_reserve(IBuf *b, Py_ssize_t extra) {
     b->cap = cap;
     return 0;
 }
-
-/* -------------------------------------------------------------------- UTF-8 */
-
-/* Decode one code point at s[i] (i < n). Returns its byte length, or 0 if the
- * bytes are not valid UTF-8 (overlong forms, surrogates and values above
- * U+10FFFF are invalid, as for Python's strict decoder). */
-static inline int u8dec(const uint8_t *s, Py_ssize_t n, Py_ssize_t i, uint32_t *cp) {
-    uint8_t c = s[i];
-    if (c < 0x80) { *cp = c; return 1; }
-    if (c < 0xC2) return 0;
-    if (c < 0xE0) {
-        if (i + 1 >= n || (s[i + 1] & 0xC0) != 0x80) return 0;
-        *cp = ((uint32_t)(c & 0x1F) << 6) | (s[i + 1] & 0x3F);
-        return 2;
-    }
-    if (c < 0xF0) {
-        if (i + 2 >= n || (s[i + 1] & 0xC0) != 0x80 || (s[i + 2] & 0xC0) != 0x80) return 0;
-        uint32_t v = ((uint32_t)(c & 0x0F) << 12) | ((uint32_t)(s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F);
-        if (v < 0x800 || (v >= 0xD800 && v <= 0xDFFF)) return 0;
-        *cp = v;
-        return 3;
-    }
-    if (c < 0xF5) {
-        if (i + 3 >= n || (s[i + 1] & 0xC0) != 0x80 || (s[i + 2] & 0xC0) != 0x80 ||
-            (s[i + 3] & 0xC0) != 0x80) return 0;
-        uint32_t v = ((uint32_t)(c & 0x07) << 18) | ((uint32_t)(s[i + 1] & 0x3F) << 12) |
-                     ((uint32_t)(s[i + 2] & 0x3F) << 6) | (s[i + 3] & 0x3F);
-        if (v < 0x10000 || v > 0x10FFFF) return 0;
-        *cp = v;
-        return 4;
-    }
-    return 0;
-}
-
-/* Length of the code point at s[i] in text already validated. */
-static inline int u8len(uint8_t c) {
-    return c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
-}
-
-static inline uint32_t u8cp(const uint8_t *s, Py_ssize_t i, int len) {
-    switch (len) {
-    case 1: return s[i];
-    case 2: return ((uint32_t)(s[i] & 0x1F) << 6) | (s[i + 1] & 0x3F);
-    case 3: return ((uint32_t)(s[i] & 0x0F) << 12) | ((uint32_t)(s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F);
-    default:
-        return ((uint32_t)(s[i] & 0x07) << 18) | ((uint32_t)(s[i + 1] & 0x3F) << 12) |
-               ((uint32_t)(s[i + 2] & 0x3F) << 6) | (s[i + 3] & 0x3F);
-    }
-}
-
-static inline int is_space(uint32_t cp) { return Py_UNICODE_ISSPACE((Py_UCS4)cp); }
 
 /* ------------------------------------------------------------ kernel state */
 

@@ -67,9 +67,16 @@ def _string_buffers(arr: pa.Array, what: str):
     n = len(arr)
     bufs = arr.buffers()
     width = np.int32 if pa.types.is_string(arr.type) else np.int64
-    offsets = np.frombuffer(bufs[1], dtype=width, count=arr.offset + n + 1)[arr.offset :] if bufs[1] is not None else np.zeros(n + 1, width)
+    if bufs[1] is None:
+        offsets = np.zeros(n + 1, width)
+    else:
+        offsets = np.frombuffer(bufs[1], dtype=width, count=arr.offset + n + 1)[arr.offset :]
     offsets = offsets.astype(np.int64, copy=False)
     data = bufs[2] if bufs[2] is not None else b""
+    # the kernels trust the offsets: an array built from raw buffers without validation could make them read
+    # outside the data (one vectorised check; Arrow-made arrays always pass)
+    if n and (offsets[0] < 0 or offsets[-1] > len(data) or (np.diff(offsets) < 0).any()):
+        raise ValueError(f"{what}: malformed Arrow string array (offsets outside the data or decreasing)")
     valid = None
     if arr.null_count:
         valid = np.asarray(arr.is_valid()).view(np.uint8)

@@ -53,14 +53,16 @@ def make_parser(with_run: bool = True) -> argparse.ArgumentParser:
 
     parser = Parser(
         prog="beambleu",
-        description="Corpus BLEU exactly as sacrebleu 2.6.0 computes it, from two text files to billions of pairs.",
+        description="Corpus BLEU, chrF and chrF++ exactly as sacrebleu 2.6.0 computes them, from two text files to "
+                    "billions of pairs.",
         epilog=EPILOG,
     )
     parser.add_argument("--version", "-V", action="version", version=f"beambleu {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     score_command.build_parser(sub.add_parser(
-        "score", help="score a system output file against reference files (like `sacrebleu REF -i HYP -m bleu`)",
-        description="Score a system output against one or more references, like `sacrebleu REF... -i HYP -m bleu`.",
+        "score", help="score a system output file against reference files (like `sacrebleu REF -i HYP -m bleu chrf`)",
+        description="Score a system output against one or more references, like "
+                    "`sacrebleu REF... -i HYP -m bleu chrf`.",
         epilog=EPILOG))
     if with_run:
         from . import run_command

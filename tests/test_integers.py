@@ -320,3 +320,18 @@ def test_replicate_count_is_checked_up_front():
         bs.bootstrap_totals(np.ones((1, 10), np.int64), keys, cap + 1)
     with pytest.raises(ValueError, match="at least 1"):
         bs.bootstrap_totals(np.ones((1, 10), np.int64), keys, 0)
+
+
+@pytest.mark.parametrize("metric", ["bleu", "chrf"])
+def test_kernels_refuse_offsets_outside_the_data(metric):
+    """An Arrow array made from raw buffers without validation (offsets 0, 100, 5 over 5 bytes) is refused
+    before a kernel reads past its data."""
+    from bleu_core import Chrf
+
+    bad = pa.Array.from_buffers(pa.string(), 2, [None, pa.py_buffer(np.array([0, 100, 5], np.int32).tobytes()),
+                                                 pa.py_buffer(b"hello")])
+    m = Bleu() if metric == "bleu" else Chrf()
+    with pytest.raises(ValueError, match="malformed Arrow string array"):
+        m.batch_stats(bad, [["a"], ["b"]])
+    with pytest.raises(ValueError, match="malformed Arrow string array"):
+        m.batch_stats(["a", "b"], pa.ListArray.from_arrays(pa.array([0, 1, 2], pa.int32()), bad))
