@@ -22,6 +22,7 @@ Popović's ``chrF++.py``).
 
 from __future__ import annotations
 
+import math
 import operator
 import string
 from collections import Counter
@@ -81,6 +82,15 @@ def order_stats(hyp: Counter, ref: Counter) -> list[int]:
 # ----------------------------------------------------------------------------- the metric
 
 
+#: highest character or word order accepted (BLEU's limit too): the statistics have 3 columns per order
+MAX_ORDER = 64
+
+
+def chrf_name(beta: int, word_order: int) -> str:
+    """sacrebleu's score name: ``chrF2``, and one ``+`` per word order (``chrF2++``)."""
+    return f"chrF{beta}" + "+" * word_order
+
+
 @dataclass(frozen=True)
 class Chrf(Metric):
     """chrF / chrF++ with its options fixed (sacrebleu's ``CHRF`` options and defaults).
@@ -109,6 +119,16 @@ class Chrf(Metric):
                 raise TypeError(f"{option} must be an int, got {type(value).__name__}")
             if value < 0:
                 raise ValueError(f"{option} must be >= 0, got {value}")
+        for option in ("char_order", "word_order"):
+            if getattr(self, option) > MAX_ORDER:
+                raise ValueError(f"{option} must be at most {MAX_ORDER} (as BLEU's max_ngram_order), "
+                                 f"got {getattr(self, option)}")
+        try:
+            finite = math.isfinite(float(self.beta**2))
+        except OverflowError:
+            finite = False
+        if not finite:
+            raise ValueError(f"beta is too large: beta**2 must be a finite float, got beta = {self.beta}")
         if self.char_order + self.word_order < 1:
             raise ValueError("char_order + word_order must be at least 1, got 0 (no n-grams to count)")
         for option in ("lowercase", "whitespace", "eps_smoothing"):
@@ -119,7 +139,7 @@ class Chrf(Metric):
     @property
     def name(self) -> str:
         """sacrebleu's score name: ``chrF2``, and one ``+`` per word order (``chrF2++``)."""
-        return f"chrF{self.beta}" + "+" * self.word_order
+        return chrf_name(self.beta, self.word_order)
 
     @property
     def orders(self) -> int:
@@ -234,7 +254,10 @@ class Chrf(Metric):
         undefined). With ``eps_smoothing`` the score is the mean of the per-order F-beta
         scores. Otherwise precision and recall are each averaged over the orders where both
         texts have n-grams (the effective order), and F-beta is taken of the two averages."""
-        values = self.check_stats(stats).tolist()
+        return self._f_score(self.check_stats(stats).tolist())
+
+    def _f_score(self, values: list[int]) -> float:
+        """:meth:`f_score` of statistics already checked."""
         factor = self.beta**2
         sum_f = 0.0
         sum_prec, sum_rec, effective = 0.0, 0.0, 0
@@ -266,19 +289,19 @@ class Chrf(Metric):
     def score(self, stats, nrefs=None, n_bootstrap: int | None = None, seed: int | None = None) -> ChrfScore:
         """The score of a totals vector; ``nrefs`` fills the signature (with ``bs:``/``seed:``
         when ``n_bootstrap`` is given)."""
-        vector = self.check_stats(stats)
+        values = self.check_stats(stats).tolist()
         sig = None if nrefs is None else self.signature(nrefs, n_bootstrap, seed).format()
-        return ChrfScore(self.f_score(vector), vector.tolist(), self.char_order, self.word_order, self.beta, sig)
+        return ChrfScore(self._f_score(values), values, self.char_order, self.word_order, self.beta, sig)
 
     def table_columns(self) -> list[tuple[str, pa.DataType, Callable[[dict], object]]]:
-        """``score``, ``signature``, then ``c{n}_hyp``, ``c{n}_ref``, ``c{n}_match`` per
-        character order and ``w{n}_...`` per word order (getters are picklable)."""
+        """``score``, ``signature``, then the statistics under their :meth:`stat_names`
+        (``char1_hyp``, ``char1_ref``, ``char1_match``, ..., ``word1_hyp``, ...), as in the
+        per-pair output (getters are picklable)."""
         columns = [("score", pa.float64(), operator.itemgetter("score")),
                    ("signature", pa.string(), operator.methodcaller("get", "signature"))]
-        kinds = [f"c{n}" for n in range(1, self.char_order + 1)] + [f"w{n}" for n in range(1, self.word_order + 1)]
-        for i, kind in enumerate(kinds):
-            for suffix, key in (("hyp", "hyp_counts"), ("ref", "ref_counts"), ("match", "matches")):
-                columns.append((f"{kind}_{suffix}", pa.int64(), partial(_item, key, i)))
+        keys = ("hyp_counts", "ref_counts", "matches")
+        for i, name in enumerate(self.stat_names()):
+            columns.append((name, pa.int64(), partial(_item, keys[i % 3], i // 3)))
         return columns
 
 
@@ -327,7 +350,7 @@ class ChrfScore(Score):
 
     @property
     def name(self) -> str:
-        return f"chrF{self.beta}" + "+" * self.word_order
+        return chrf_name(self.beta, self.word_order)
 
     @property
     def hyp_counts(self) -> list[int]:

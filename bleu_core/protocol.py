@@ -125,12 +125,17 @@ class Metric:
         every metric, go where the first metric lists them (else after the group keys)."""
         raise NotImplementedError
 
+    def pair_column_names(self) -> List[str]:
+        """Names of the per-pair output's columns: each statistic (``column_prefix`` + its name),
+        then the sentence score under the metric's id."""
+        return [self.column_prefix + name for name in self.stat_names()] + [self.id]
+
     def pair_columns(self, rows: np.ndarray) -> dict:
-        """Columns of the per-pair output for these statistics rows (``int64[n, width]``): each
-        statistic (``column_prefix`` + its name), then the sentence score under the metric's id."""
-        cols = {self.column_prefix + name: pa.array(rows[:, i]) for i, name in enumerate(self.stat_names())}
+        """Columns of the per-pair output for these statistics rows (``int64[n, width]``)."""
+        names = self.pair_column_names()
+        cols = {name: pa.array(rows[:, i]) for i, name in enumerate(names[:-1])}
         one = self.sentence_metric()
-        cols[self.id] = pa.array([one.score(row).score for row in rows], pa.float64())
+        cols[names[-1]] = pa.array([one.score(row).score for row in rows], pa.float64())
         return cols
 
     # -- shared ------------------------------------------------------------------------------

@@ -36,8 +36,8 @@ def build_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
                    help="also draw the scores with their intervals to FILE (.png, .svg or .pdf; needs "
                         "pip install 'beambleu[plot]')")
     p.add_argument("--metric", default=None, metavar="NAME",
-                   help="show (and plot) only this metric, by its name in the result (BLEU, chrF2, chrF2++; "
-                        "default: every metric, the first one plotted)")
+                   help="show (and plot) only this metric: its name in the result (BLEU, chrF2, chrF2++) or its id "
+                        "(bleu, chrf) (default: every metric, the first one plotted)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing --plot file")
     return p
 
@@ -89,13 +89,14 @@ def metric_views(doc: Dict) -> List[Dict]:
     """A ``beambleu run`` document of several metrics (``scores`` lists in the corpus and each
     group) as one single-metric document per metric; a single-metric document as itself."""
     corpus = doc["corpus"]
-    if not (isinstance(corpus, dict) and "scores" in corpus):
+    first = corpus if corpus is not None else (doc["groups"][0] if doc["groups"] else {})
+    if "scores" not in first:
         return [doc]
     views = []
-    for i, part in enumerate(corpus["scores"]):
+    for i, part in enumerate(first["scores"]):
         groups = [{k: v for k, v in g.items() if k != "scores"} | _parts(g)[i] for g in doc["groups"]]
-        views.append({**doc, "signature": part.get("signature", ""),
-                      "corpus": {**part, "n_pairs": corpus.get("n_pairs")}, "groups": groups})
+        views.append({**doc, "signature": part.get("signature", ""), "groups": groups,
+                      "corpus": None if corpus is None else {**_parts(corpus)[i], "n_pairs": corpus.get("n_pairs")}})
     return views
 
 
@@ -140,7 +141,8 @@ def check_result(doc: Dict, path: str) -> None:
         raise InputError(path, "'signature' is not a string")
     if doc["corpus"] is not None:
         _check_score(doc["corpus"], path, "corpus")
-    n_metrics = len(_parts(doc["corpus"])) if doc["corpus"] is not None else None
+    first = doc["corpus"] if doc["corpus"] is not None else (doc["groups"][0] if doc["groups"] else None)
+    n_metrics = len(_parts(first)) if isinstance(first, dict) else None
     boot = doc.get("bootstrap")
     if boot is not None:
         if not isinstance(boot, dict):
@@ -154,7 +156,7 @@ def check_result(doc: Dict, path: str) -> None:
         where = f"groups[{i}]"
         _check_score(g, path, where)
         if n_metrics is not None and len(_parts(g)) != n_metrics:
-            raise InputError(path, f"{where}: scores {len(_parts(g))} metrics, the corpus {n_metrics}")
+            raise InputError(path, f"{where}: scores {len(_parts(g))} metrics, the corpus (or groups[0]) {n_metrics}")
         cols = g.get("group_by")
         if not isinstance(cols, list) or not cols or not all(isinstance(c, str) for c in cols):
             raise InputError(path, f"{where}: 'group_by' is not a list of column names")
@@ -201,6 +203,11 @@ def from_paired_score(rows, path: str) -> List[Dict]:
                       "bootstrap": {"n": sig.get("bs"), "seed": sig.get("seed"), "baseline": baseline,
                                     "system_column": "system"}})
     return views
+
+
+def _is_metric(name: str, wanted: str) -> bool:
+    """``--metric`` matches a metric's name (``chrF2++``) or its id (``chrf``), in any case."""
+    return wanted.casefold() in (name.casefold(), name.casefold().rstrip("+0123456789"))
 
 
 def metric_name(doc: Dict) -> str:
@@ -379,9 +386,9 @@ def run(args) -> int:
     fmt = check_plot(args) if args.plot else None
     views = load(args.result)
     names = [metric_name(v) for v in views]
-    if args.metric is not None and args.metric not in names:
+    shown = [v for v in views if args.metric is None or _is_metric(metric_name(v), args.metric)]
+    if not shown:
         raise UsageError(f"--metric {args.metric}: this result scores {', '.join(names)}")
-    shown = [v for v in views if args.metric in (None, metric_name(v))]
     first = shown[0]
     boot = first.get("bootstrap") or {}
     system = args.system_column or boot.get("system_column") or "system"

@@ -96,6 +96,19 @@ def key_types(spec: InputSpec, schema) -> dict:
     return types
 
 
+def check_pair_columns(spec: InputSpec, metrics) -> None:
+    """The per-pair output's columns are the row identity, the group columns and each metric's:
+    an input column named like a metric's (``bleu``, ``c``, ``chrf_char1_hyp``, ...) is bad usage,
+    not a column silently replaced."""
+    ours = {"file", "row"} | ({"system"} if spec.wide else set())
+    theirs = ({spec.id_column} if spec.id_column else set()) | set(spec.group_columns)
+    names = [n for m in metrics for n in m.pair_column_names()]
+    clash = sorted((ours | theirs) & set(names))
+    if clash:
+        raise UsageError(f"--sentence-output: column {clash[0]!r} of the input has the name of a per-pair statistic "
+                         f"or score of {', '.join(m.name for m in metrics)}; rename it")
+
+
 def significance_config(args, width: int):
     from .significance import n_boot
     from .transforms import Significance
@@ -211,6 +224,8 @@ def _run_job(args, beam_argv, spec, metrics, sig, opts, runner_obj, out_cfg, dry
         layout = results.TableLayout(key_types(spec, the_plan.schema), metrics, sig)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    if out_cfg.sentence_tmp:
+        check_pair_columns(spec, metrics)
     scored = stats | "ScoreShards" >> beam.ParDo(ScoreShards(metrics, spec, sig, layout, out_cfg.parts_tmp))
     if out_cfg.sentence_tmp:
         parts = computed["sentence_parts"] | "PartPaths" >> beam.Map(lambda path: ("sentence", path))
@@ -256,7 +271,7 @@ def _run_job(args, beam_argv, spec, metrics, sig, opts, runner_obj, out_cfg, dry
     finally:
         if not args.detach:
             _close(result)
-    _report(result, the_plan.total_rows, time.monotonic() - t1)
+    _report(result, the_plan.total_rows, time.monotonic() - t1, metrics)
     for line in summary_lines(out_cfg):
         print(line, flush=True)
     return 0
@@ -349,12 +364,13 @@ def _kill_child_processes() -> None:
             pass
 
 
-def _report(result, total_rows: int, seconds: float) -> None:
+def _report(result, total_rows: int, seconds: float, metrics) -> None:
     try:
         from apache_beam.metrics.metric import MetricsFilter
 
         counters = result.metrics().query(MetricsFilter().with_namespace("beambleu"))["counters"]
-        values = {name: 0 for name in ("pairs", "candidate_tokens", "batches", "row_groups", "rows_rejected")}
+        names = ["pairs", "batches", "row_groups", "rows_rejected"] + [m.counter[0] for m in metrics if m.counter]
+        values = {name: 0 for name in names}
         for c in counters:
             values[c.key.metric.name] = values.get(c.key.metric.name, 0) + (c.committed or c.attempted or 0)
         shown = ", ".join(f"{k}={v:,}" for k, v in sorted(values.items()))

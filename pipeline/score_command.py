@@ -156,8 +156,9 @@ def _print_single(results, args) -> None:
     from .significance import strip_replicates
 
     strip_replicates([d for _, d in results])
-    if args.score_only:
-        lines = [f"{score.score:.{args.width}f}" for score, _ in results]
+    if args.score_only:  # sacrebleu's -b keeps the interval: "77.1 (μ = 77.0 ± 6.8)"
+        lines = [f"{score.score:.{args.width}f}" + (f" ({d['confidence']})" if "confidence" in d else "")
+                 for score, d in results]
         if args.format == "json" and len(lines) > 1:
             print("[\n" + ",\n".join(lines) + "\n]")
         else:
@@ -211,7 +212,7 @@ def _print_paired(paths, metrics, results, args) -> None:
     print(fmt("System", heads).rstrip())
     for n, cells in zip(names, table):
         print(fmt(n, cells).rstrip())
+    print()
     for score, d in results[0]:
-        label = f"{score.name} signature" if len(results[0]) > 1 else "Signature"
-        print(f"\n{label}: {d['signature']}")
+        print(f"{score.name} signature: {d['signature']}" if len(results[0]) > 1 else f"Signature: {d['signature']}")
     print(f"* p < 0.05: significantly different from the baseline (paired bootstrap, {args.paired_bs_n} resamples)")

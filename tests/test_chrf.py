@@ -395,8 +395,7 @@ def test_stat_names_and_table_columns():
     assert metric.stat_names() == ["char1_hyp", "char1_ref", "char1_match", "char2_hyp", "char2_ref", "char2_match",
                                    "word1_hyp", "word1_ref", "word1_match"]
     columns = metric.table_columns()
-    assert [name for name, _, _ in columns] == ["score", "signature", "c1_hyp", "c1_ref", "c1_match",
-                                                "c2_hyp", "c2_ref", "c2_match", "w1_hyp", "w1_ref", "w1_match"]
+    assert [name for name, _, _ in columns] == ["score", "signature"] + metric.stat_names()
     assert [t for _, t, _ in columns] == [pa.float64(), pa.string()] + [pa.int64()] * 9
     score = metric.score([5, 6, 4, 4, 5, 2, 2, 3, 1], nrefs=1)
     d = score.to_dict()
@@ -426,6 +425,10 @@ def _one_line(exc_info):
     ({"lowercase": 1}, TypeError),
     ({"whitespace": "yes"}, TypeError),
     ({"eps_smoothing": None}, TypeError),
+    # refused when the metric is made, not when the first batch is counted (or the memory runs out)
+    ({"char_order": 65}, ValueError),
+    ({"word_order": 10**20}, ValueError),
+    ({"beta": 10**200}, ValueError),
 ])
 def test_bad_options(opts, error):
     with pytest.raises(error) as exc_info:

@@ -2,6 +2,7 @@
 
 import gzip
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -124,3 +125,36 @@ def test_utf8_byte_order_mark_stays_in_the_first_segment_as_in_sacrebleu(tmp_pat
             assert ours.returncode == 0, ours.stderr
             assert unversioned(ours.stdout) == unversioned(sacrebleu_cli(*refs, "-i", h, *flags))
     assert sacrebleu_cli(REFS[0], "-i", str(hyp), "-b") != sacrebleu_cli(REFS[0], "-i", HYP, "-b")  # it counts
+
+
+def test_chrf_usage_errors_are_one_line_exit_2():
+    """Option values the metric refuses stop before any input is read: one line, exit 2."""
+    for args, message in ((["-cc", "65"], "char_order must be at most 64"),
+                          (["-cw", "99999999999999999999"], "word_order must be at most 64"),
+                          (["--chrf-beta", str(10**200)], "beta is too large"),
+                          (["-cc", "0", "-cw", "0"], "char_order + word_order must be at least 1")):
+        proc = beambleu(REFS[0], "-i", HYP, "-m", "chrf", *args)
+        assert proc.returncode == 2 and proc.stdout == "", proc.stderr
+        assert proc.stderr.strip().count("\n") == 0 and message in proc.stderr, proc.stderr
+
+
+def test_score_only_keeps_the_interval_as_sacrebleu():
+    proc = beambleu(REFS[0], "-i", HYP, "-m", "bleu", "chrf", "-b", "--confidence", "--confidence-n", "50", "-f",
+                    "text")
+    lines = proc.stdout.splitlines()
+    assert proc.returncode == 0 and len(lines) == 2, proc.stderr
+    assert all(re.fullmatch(r"\d+\.\d \(μ = \d+\.\d ± \d+\.\d\)", line) for line in lines), lines
+
+
+@pytest.mark.parametrize("args", [["-m", "bleu", "chrf", "-f", "text"], ["-m", "chrf", "bleu", "-b"],
+                                  ["-m", "bleu", "chrf", "-b", "-f", "text"], ["-m", "chrf", "-cw", "2", "-w", "3", "-f", "text"],
+                                  ["-m", "chrf", "bleu", "-cc", "4", "--chrf-beta", "1", "--chrf-lowercase", "-lc",
+                                   "-f", "text"]])
+def test_several_metrics_print_what_sacrebleu_prints(args):
+    """Metrics in sacrebleu's order, text lines aligned on '=', a JSON list of scores for -b: byte for byte
+    (JSON objects keep the score at full precision, so they are compared where sacrebleu's are plain text)."""
+    ours = beambleu(*REFS, "-i", HYP, *args)
+    theirs = subprocess.run([sys.executable, "-m", "sacrebleu", *REFS, "-i", HYP, *args], capture_output=True,
+                            text=True, cwd=REPO)
+    assert ours.returncode == 0 == theirs.returncode, ours.stderr + theirs.stderr
+    assert ours.stdout == theirs.stdout.replace("version:2.6.0", "version:beambleu-0.1.0")

@@ -352,7 +352,7 @@ def test_bleu_and_chrf_in_one_pass_equal_sacrebleu_per_group(rows, two_metrics):
     # the group table: BLEU's columns as they always were, chrF's prefixed, one row per group
     cols = table.column_names
     assert cols[:6] == ["group_by", "system", "langpair", "score", "bp", "ratio"]
-    assert {"chrf_score", "chrf_signature", "chrf_c1_hyp", "chrf_w2_match"} <= set(cols)
+    assert {"chrf_score", "chrf_signature", "chrf_char1_hyp", "chrf_word2_match"} <= set(cols)
     rows_t = {(r["system"], r["langpair"]): r for r in table.to_pylist()}
     assert {k: (r["score"], r["chrf_score"]) for k, r in rows_t.items()} == {
         k: (g["scores"][0]["score"], g["scores"][1]["score"]) for k, g in by_key.items()}
@@ -383,3 +383,63 @@ def test_several_metrics_with_bootstrap_and_sentence_output(tmp_path):
     hyp, refs = src.column("candidate")[0].as_py(), src.column("references")[0].as_py()
     assert first["chrf"] == CHRF().sentence_score(hyp, refs).score
     assert first["bleu"] == sentence_bleu(hyp, refs).score
+
+
+def test_chrf_alone_and_a_column_named_like_a_statistic(tmp_path):
+    """--metrics chrf alone: no BLEU anywhere (no candidate_tokens counter, chrF's name in the report);
+    an input column with a per-pair output column's name is bad usage before anything is written."""
+    import pyarrow.compute as pc
+
+    sample = Path(__file__).resolve().parents[1] / "examples" / "sample" / "shards" / "*.parquet"
+    out = tmp_path / "r.json"
+    rc, stdout, err = run_cli("--input", sample, "--metrics", "chrf", "--group-by", "system", "--output", out)
+    assert rc == 0, err
+    assert stdout.startswith("chrF2|nrefs:2|") and "BLEU" not in stdout
+    assert "counters: batches=2, pairs=60, row_groups=2, rows_rejected=0" in err
+    assert load(out)["corpus"]["name"] == "chrF2"
+    table = pq.read_table(sorted(Path(sample.parent).glob("*.parquet"))[0])
+    clash = tmp_path / "in" / "clash.parquet"
+    clash.parent.mkdir()
+    pq.write_table(table.append_column("chrf", pc.cast(table.column("system"), pa.string())), clash)
+    rc, stdout, err = run_cli("--input", clash, "--metrics", "chrf", "--group-by", "chrf", "--output",
+                              tmp_path / "c.json", "--sentence-output", tmp_path / "pairs")
+    assert rc == 2 and stdout == "", err
+    assert err.strip().splitlines()[-1] == ("beambleu: error: --sentence-output: column 'chrf' of the input has the "
+                                            "name of a per-pair statistic or score of chrF2; rename it")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "r.json"]
+
+
+def test_report_shows_every_metric(tmp_path):
+    import subprocess
+    import sys
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "beambleu", *map(str, args)], capture_output=True, text=True)
+
+    sample = Path(__file__).resolve().parents[1] / "examples" / "sample"
+    out = tmp_path / "r.json"
+    rc, _, err = run_cli("--input", sample / "shards" / "*.parquet", "--metrics", "bleu,chrf", "--group-by", "system",
+                         "--output", out, "--progress", "off")
+    assert rc == 0, err
+    both = cli("report", out)
+    assert both.returncode == 0, both.stderr
+    assert "corpus: BLEU 52.2 on 60 pairs" in both.stdout and "corpus: chrF2 72.2 on 60 pairs" in both.stdout
+    only = cli("report", out, "--metric", "chrf")  # the id works as well as the name
+    assert only.returncode == 0 and "BLEU" not in only.stdout and "alpha    87.3" in only.stdout, only.stdout
+    bad = cli("report", out, "--metric", "ter")
+    assert bad.returncode == 2 and bad.stderr.strip() == "beambleu: error: --metric ter: this result scores BLEU, chrF2"
+    # groups without a corpus entry (as a paired `score` gives) in the several-metric shape
+    doc = load(out)
+    doc["corpus"] = None
+    (tmp_path / "nocorpus.json").write_text(json.dumps(doc))
+    proc = cli("report", tmp_path / "nocorpus.json")
+    assert proc.returncode == 0 and "system  chrF2" in proc.stdout, proc.stderr
+    # `beambleu score -m bleu chrf --paired-bs -f json`
+    paired = cli("score", sample / "ref.A.txt", sample / "ref.B.txt", "-i", sample / "sys.alpha.txt",
+                 sample / "sys.beta.txt", "-m", "bleu", "chrf", "--paired-bs", "--paired-bs-n", "100")
+    assert paired.returncode == 0, paired.stderr
+    (tmp_path / "paired.json").write_text(paired.stdout)
+    proc = cli("report", tmp_path / "paired.json")
+    assert proc.returncode == 0, proc.stderr
+    assert sum(line.endswith("] (b)") for line in proc.stdout.splitlines()) == 2  # the baseline, in each table
+    assert "BLEU signature: nrefs:2|bs:100|" in proc.stdout and "chrF2 signature: nrefs:2|bs:100|" in proc.stdout
