@@ -147,7 +147,8 @@ def test_score_only_keeps_the_interval_as_sacrebleu():
 
 
 @pytest.mark.parametrize("args", [["-m", "bleu", "chrf", "-f", "text"], ["-m", "chrf", "bleu", "-b"],
-                                  ["-m", "bleu", "chrf", "-b", "-f", "text"], ["-m", "chrf", "-cw", "2", "-w", "3", "-f", "text"],
+                                  ["-m", "bleu", "chrf", "-b", "-f", "text"],
+                                  ["-m", "chrf", "-cw", "2", "-w", "3", "-f", "text"],
                                   ["-m", "chrf", "bleu", "-cc", "4", "--chrf-beta", "1", "--chrf-lowercase", "-lc",
                                    "-f", "text"]])
 def test_several_metrics_print_what_sacrebleu_prints(args):
