@@ -10,7 +10,8 @@ import pyarrow as pa
 
 from .batch import batch_stats
 from .protocol import Metric, nrefs_label
-from .score import BleuScore, Signature, check_order, check_smoothing, check_stats, check_weights, stat_names
+from .score import (BleuScore, Signature, bleu_of_checked, check_order, check_smoothing, check_stats,
+                    check_weights, stat_names)
 from .stats import BleuStats, scalar_stats
 from .tokenizers import check_tokenizer_name, get_tokenizer
 
@@ -125,14 +126,14 @@ class Bleu(Metric):
     def score(self, stats, nrefs=None, n_bootstrap=None, seed=None) -> BleuScore:
         """Score a statistics vector (BleuStats, or a sequence validated as ``BleuStats`` does);
         ``nrefs`` fills the signature (with ``bs:``/``seed:`` when ``n_bootstrap`` is given)."""
-        if not isinstance(stats, BleuStats):
-            stats = BleuStats(stats)
-        if stats.max_ngram_order != self.max_ngram_order:
-            raise ValueError(
-                f"stats are for max_ngram_order={stats.max_ngram_order}, the metric uses {self.max_ngram_order}"
-            )
+        # the options were checked when the metric was made; the statistics are checked here, once
+        values = stats.vector.tolist() if isinstance(stats, BleuStats) else check_stats(stats)
+        order = (len(values) - 2) // 2
+        if order != self.max_ngram_order:
+            raise ValueError(f"stats are for max_ngram_order={order}, the metric uses {self.max_ngram_order}")
         sig = None if nrefs is None else self.signature(nrefs, n_bootstrap, seed).format()
-        return stats.score(self.smooth_method, self.smooth_value, self.effective_order, self.weights, sig)
+        return bleu_of_checked(values, order, self.smooth_method, self.smooth_value, self.effective_order,
+                               self.weights, sig)
 
 
 

@@ -200,6 +200,13 @@ def compute_bleu(
     check_smoothing(smooth_method, smooth_value)
     weights = check_weights(weights, max_ngram_order)
     stats = check_stats(stats, max_ngram_order)
+    return bleu_of_checked(stats, max_ngram_order, smooth_method, smooth_value, effective_order, weights, signature)
+
+
+def bleu_of_checked(stats: List[int], max_ngram_order: int, smooth_method: str, smooth_value: Optional[float],
+                    effective_order: bool, weights: Optional[Sequence[float]], signature: Optional[str]) -> BleuScore:
+    """:func:`compute_bleu` of statistics and options validated already (by :func:`check_stats`
+    and the checks of ``Bleu``'s constructor): what a metric calls for every replicate."""
     sys_len, ref_len = stats[0], stats[1]
     correct = stats[2 : 2 + max_ngram_order]
     total = stats[2 + max_ngram_order :]

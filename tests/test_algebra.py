@@ -38,3 +38,27 @@ def test_zero_is_identity_and_add_checks_order():
     else:
         raise AssertionError("adding vectors of different orders must fail")
     assert a.vector.dtype == np.int64
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=corpus(max_pairs=12), cuts=st.lists(st.integers(0, 12), max_size=4),
+       word_order=st.integers(0, 2), lowercase=st.booleans())
+def test_every_metric_of_a_set_is_a_sum(data, cuts, word_order, lowercase):
+    """BLEU and chrF side by side (one MetricSet, as the pipeline counts them): the statistics of a
+    concatenation are the sum of the parts', each metric's slice is that metric's own statistics, and
+    each score of the summed slice equals the metric's corpus score."""
+    from bleu_core import Chrf, MetricSet
+
+    cands, refs = data
+    metrics = MetricSet([Bleu(lowercase=lowercase), Chrf(word_order=word_order, lowercase=lowercase)])
+    whole = metrics.batch_stats(cands, refs, per_row=False)
+    bounds = sorted({0, len(cands), *[min(c, len(cands)) for c in cuts]})
+    parts = [metrics.batch_stats(cands[a:b], refs[a:b], per_row=False) for a, b in zip(bounds, bounds[1:]) if b > a]
+    np.testing.assert_array_equal(whole, np.sum(parts, axis=0))
+    assert whole.shape == (metrics.width,) == (10 + 3 * (6 + word_order),)
+    rows = metrics.batch_stats(cands, refs)
+    np.testing.assert_array_equal(rows.sum(axis=0), whole)
+    for metric, part in zip(metrics, metrics.split(whole)):
+        np.testing.assert_array_equal(part, metric.batch_stats(cands, refs, per_row=False))
+        assert metric.score(part).score == metric.corpus_score(cands, refs).score
+    np.testing.assert_array_equal(metrics.check_stats(whole), whole)
