@@ -181,6 +181,7 @@ class StallWatch:
         self.paused: set = set()  # workers announced as paused
         self.last_progress: Optional[float] = None
         self.silent_since: Optional[float] = None  # the scheduler's
+        self.silence_announced = False
 
     def observe(self, state: Optional[dict], now: float) -> Optional[str]:
         """Record one snapshot (None: the scheduler did not answer); the reason the job is
@@ -190,11 +191,15 @@ class StallWatch:
         if state is None:
             if self.silent_since is None:
                 self.silent_since = now
+            # a missed answer or two is normal (the scheduler is busy taking the job's graph): say so
+            # once it has been silent for half the limit
+            if not self.silence_announced and now - self.silent_since >= self.timeout / 2:
+                self.silence_announced = True
                 _say(f"the dask scheduler at {self.address} does not answer; giving up after {self.timeout:g} s")
             if now - self.silent_since >= self.timeout:
                 return f"the dask scheduler at {self.address} has not answered for {self.timeout:g} s"
             return None
-        self.silent_since = None
+        self.silent_since, self.silence_announced = None, False
         workers = state.get("workers", {})
         for addr, w in workers.items():
             before = self.workers.get(addr)
