@@ -595,22 +595,6 @@ static int run(K *k, const Batch *b) {
     return ST_OK;
 }
 
-typedef struct {
-    Py_buffer view;
-    int held;
-} View;
-
-static int get_view(PyObject *o, View *v, int writable) {
-    v->held = 0;
-    if (o == Py_None) return 0;
-    if (PyObject_GetBuffer(o, &v->view, writable ? PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS : PyBUF_C_CONTIGUOUS) < 0)
-        return -1;
-    v->held = 1;
-    return 0;
-}
-
-static void rel_view(View *v) { if (v->held) PyBuffer_Release(&v->view); }
-
 PyDoc_STRVAR(stats_doc,
 "stats(hyp_data, hyp_offsets, hyp_valid, ref_data, ref_offsets, ref_valid, list_offsets,\n"
 "      char_order, word_order, factor, one_plus_factor, eps_smoothing, lowercase, whitespace,\n"

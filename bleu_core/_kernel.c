@@ -30,7 +30,7 @@
 #include <string.h>
 #include <stdlib.h>
 
-#include "_text.h" /* u8dec, u8len, u8cp, is_space: shared with _chrf.c */
+#include "_text.h" /* u8dec, u8len, u8cp, is_space, View: shared with _chrf.c */
 
 enum { TOK_NONE = 0, TOK_13A = 1, TOK_INTL = 2, TOK_ZH = 3, TOK_CHAR = 4 };
 
@@ -593,22 +593,6 @@ static inline struct ng *ng_find(K *k, uint64_t h, const int32_t *ids, int32_t n
 }
 
 /* ----------------------------------------------------------------- the call */
-
-typedef struct {
-    Py_buffer view;
-    int held;
-} View;
-
-static int get_view(PyObject *o, View *v, int writable) {
-    v->held = 0;
-    if (o == Py_None) return 0;
-    if (PyObject_GetBuffer(o, &v->view, writable ? PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS : PyBUF_C_CONTIGUOUS) < 0)
-        return -1;
-    v->held = 1;
-    return 0;
-}
-
-static void rel_view(View *v) { if (v->held) PyBuffer_Release(&v->view); }
 
 PyDoc_STRVAR(stats_doc,
 "stats(hyp_data, hyp_offsets, hyp_valid, ref_data, ref_offsets, ref_valid,\n"

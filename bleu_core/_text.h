@@ -1,5 +1,5 @@
 /*
- * bleu_core/_text.h -- UTF-8 and whitespace helpers shared by the C kernels.
+ * bleu_core/_text.h -- UTF-8, whitespace and buffer helpers shared by the C kernels.
  *
  * Header-only (static inline) so that each extension module gets its own copy and no symbol
  * is exported. Include it after <Python.h>: is_space uses Py_UNICODE_ISSPACE, the predicate
@@ -60,5 +60,23 @@ static inline uint32_t u8cp(const uint8_t *s, Py_ssize_t i, int len) {
 
 /* Whether str.split() splits at code point cp. */
 static inline int is_space(uint32_t cp) { return Py_UNICODE_ISSPACE((Py_UCS4)cp); }
+
+/* A buffer argument held for the duration of a call: None (not held) or C-contiguous bytes. */
+typedef struct {
+    Py_buffer view;
+    int held;
+} View;
+
+/* Get the buffer of `o` (nothing for None); -1 with a Python error set if it has none. */
+static inline int get_view(PyObject *o, View *v, int writable) {
+    v->held = 0;
+    if (o == Py_None) return 0;
+    if (PyObject_GetBuffer(o, &v->view, writable ? PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS : PyBUF_C_CONTIGUOUS) < 0)
+        return -1;
+    v->held = 1;
+    return 0;
+}
+
+static inline void rel_view(View *v) { if (v->held) PyBuffer_Release(&v->view); }
 
 #endif /* BLEU_CORE_TEXT_H */

@@ -37,17 +37,36 @@ class BatchInputError(ValueError):
         super().__init__(f"row {row}, {where}: {reason}")
 
 
-def _require_kernel():
-    if _kernel is None:  # pragma: no cover
+def require_compiled(module, error: Optional[BaseException], what: str = "kernel") -> None:
+    """ImportError saying what to do when a compiled kernel (``module``, None when its import
+    failed with ``error``) is missing: a source folder needs an editable build, an installed
+    package a reinstall. ``what`` names it in the message (``kernel``, ``chrF kernel``)."""
+    if module is None:  # pragma: no cover
         here = Path(__file__).resolve().parent
         if (here.parent / "setup.py").is_file():  # a source checkout, not an installed package
             raise ImportError(
-                f"bleu_core was imported from the source folder {here}, which has no compiled kernel: run "
-                f"Python from another directory, or build the kernel there with `pip install -e .` in {here.parent}")
+                f"bleu_core was imported from the source folder {here}, which has no compiled {what}: run "
+                f"Python from another directory, or build the kernels there with `pip install -e .` in {here.parent}")
         raise ImportError(
-            f"bleu_core's compiled kernel is not available ({_KERNEL_ERROR}); reinstall beambleu "
-            "so that its C extension is built"
+            f"bleu_core's compiled {what} is not available ({error}); reinstall beambleu "
+            "so that its C extensions are built"
         )
+
+
+def _require_kernel():
+    require_compiled(_kernel, globals().get("_KERNEL_ERROR"))
+
+
+def raise_row_error(exc: ValueError) -> None:
+    """A kernel's bad-row ValueError ``(row, ref_index, reason)`` as :class:`BatchInputError`
+    (ref_index < 0: the candidate, or a row without references); any other error unchanged."""
+    if len(exc.args) == 3 and isinstance(exc.args[0], int):
+        row, ref_index, reason = exc.args
+        if ref_index < 0:
+            column = "references" if reason.startswith("no reference") else "candidate"
+            raise BatchInputError(row, column, reason) from None
+        raise BatchInputError(row, "references", reason, ref_index) from None
+    raise exc
 
 
 def _combine(arr) -> pa.Array:
@@ -156,13 +175,7 @@ def batch_stats(
     try:
         _kernel.stats(hd, ho, hv, rd, ro, rv, list_offsets, kernel_id, int(lowercase), max_ngram_order, tok.flags(), out, int(per_row), _stop_after)
     except ValueError as exc:
-        if len(exc.args) == 3 and isinstance(exc.args[0], int):
-            row, ref_index, reason = exc.args
-            if ref_index < 0:
-                column = "references" if reason.startswith("no reference") else "candidate"
-                raise BatchInputError(row, column, reason) from None
-            raise BatchInputError(row, "references", reason, ref_index) from None
-        raise
+        raise_row_error(exc)
     return out
 
 

@@ -8,30 +8,16 @@ batch (see the comment at the top of ``_chrf.c``); Python touches only the array
 from __future__ import annotations
 
 import operator
-from pathlib import Path
 
 import numpy as np
 
-from .batch import ArrayLike, BatchInputError, _list_parts, _string_buffers, to_arrow
+from .batch import ArrayLike, _list_parts, _string_buffers, raise_row_error, require_compiled, to_arrow
 
 try:
     from . import _chrf
 except ImportError as exc:  # pragma: no cover - a broken build
     _chrf = None
     _CHRF_ERROR = exc
-
-
-def _require_chrf_kernel():
-    if _chrf is None:  # pragma: no cover
-        here = Path(__file__).resolve().parent
-        if (here.parent / "setup.py").is_file():  # a source checkout, not an installed package
-            raise ImportError(
-                f"bleu_core was imported from the source folder {here}, which has no compiled chrF kernel: run "
-                f"Python from another directory, or build the kernels there with `pip install -e .` in {here.parent}")
-        raise ImportError(
-            f"bleu_core's compiled chrF kernel is not available ({_CHRF_ERROR}); reinstall beambleu "
-            "so that its C extensions are built"
-        )
 
 
 def _count(value, name: str) -> int:
@@ -71,7 +57,7 @@ def chrf_batch_stats(
     any reference, or text that is not valid UTF-8, and OverflowError if a column sum exceeds
     int64.
     """
-    _require_chrf_kernel()
+    require_compiled(_chrf, globals().get("_CHRF_ERROR"), "chrF kernel")
     char_order = _count(char_order, "char_order")
     word_order = _count(word_order, "word_order")
     beta = _count(beta, "beta")
@@ -91,11 +77,5 @@ def chrf_batch_stats(
         _chrf.stats(hd, ho, hv, rd, ro, rv, list_offsets, char_order, word_order, factor, one_plus,
                     bool(eps_smoothing), bool(lowercase), bool(whitespace), out, bool(per_row))
     except ValueError as exc:
-        if len(exc.args) == 3 and isinstance(exc.args[0], int):
-            row, ref_index, reason = exc.args
-            if ref_index < 0:
-                column = "references" if reason.startswith("no reference") else "candidate"
-                raise BatchInputError(row, column, reason) from None
-            raise BatchInputError(row, "references", reason, ref_index) from None
-        raise
+        raise_row_error(exc)
     return out
