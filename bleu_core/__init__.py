@@ -6,6 +6,10 @@ No Apache Beam here: ``bleu_core`` is a plain library (numpy + pyarrow + a small
 >>> from bleu_core import corpus_bleu
 >>> round(corpus_bleu(["the cat is on mat"], [["the cat is on the mat"]]).score, 3)
 57.893
+
+``bleu_core.compat`` is sacrebleu 2.6.0's Python API on the same kernels (``BLEU``, ``CHRF``,
+``PairedTest``, ``corpus_bleu``, ... with sacrebleu's reference streams); ``BLEU`` and ``CHRF``
+are exported here too.
 """
 
 __version__ = "0.1.0"
@@ -17,9 +21,12 @@ from .protocol import Metric, MetricSet, Score
 from .score import SMOOTH_METHODS, BleuScore, Signature, compute_bleu
 from .stats import BleuStats
 from .tokenizers import DEFAULT_TOKENIZER, TOKENIZERS, get_tokenizer
+from .compat import BLEU, CHRF  # noqa: E402  (after the modules it wraps)
 
 __all__ = [
     "__version__",
+    "BLEU",
+    "CHRF",
     "Bleu",
     "BleuScore",
     "BleuStats",

@@ -173,7 +173,8 @@ def batch_stats(
     n, width = len(cand), 2 + 2 * max_ngram_order
     out = np.zeros((n, width) if per_row else width, dtype=np.int64)
     try:
-        _kernel.stats(hd, ho, hv, rd, ro, rv, list_offsets, kernel_id, int(lowercase), max_ngram_order, tok.flags(), out, int(per_row), _stop_after)
+        _kernel.stats(hd, ho, hv, rd, ro, rv, list_offsets, kernel_id, int(lowercase), max_ngram_order, tok.flags(),
+                      out, int(per_row), _stop_after)
     except ValueError as exc:
         raise_row_error(exc)
     return out

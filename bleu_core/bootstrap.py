@@ -110,7 +110,8 @@ def row_keys_from_position(source: str, first_row: int, n: int) -> np.ndarray:
     return _mix(rows ^ np.uint64(hash_text("f\0" + source)))
 
 
-def weights(row_keys: np.ndarray, n_boot: int, seed: int = DEFAULT_SEED) -> np.ndarray:
+def weights(row_keys: np.ndarray, n_boot: int, seed: int = DEFAULT_SEED, thresholds: np.ndarray = THRESHOLDS
+            ) -> np.ndarray:
     """int64[n_boot, len(row_keys)]: Poisson(1) weight of each row in each replicate (the
     reference definition, in numpy; :func:`bootstrap_totals` computes the same in C)."""
     keys = np.asarray(row_keys, dtype=np.uint64)
@@ -120,7 +121,7 @@ def weights(row_keys: np.ndarray, n_boot: int, seed: int = DEFAULT_SEED) -> np.n
     for start in range(0, len(keys), BLOCK_ROWS):
         block = _mix(keys[start:start + BLOCK_ROWS] ^ skey)
         x = _mix(block[None, :] + replicate)  # wraps mod 2**64
-        out[:, start:start + BLOCK_ROWS] = np.searchsorted(THRESHOLDS, x, side="right")
+        out[:, start:start + BLOCK_ROWS] = np.searchsorted(thresholds, x, side="right")
     return out
 
 
@@ -159,6 +160,20 @@ def percentile_interval(scores: Sequence[float]) -> Dict[str, float]:
     return {"mean": statistics.mean(s), "low": low, "high": high, "half_width": 0.5 * (high - low)}
 
 
+def randomization_p_value(differences: Sequence[float], observed: float) -> float:
+    """p-value of the paired approximate randomization test (Noreen 1989; Riezler and Maxwell
+    2005; sacrebleu's ``--paired-ar``): ``differences`` are |score(A_t) - score(B_t)| of the
+    trials' pseudo-systems, ``observed`` the |difference| of the real pair, p = (c + 1) / (T + 1).
+
+    As :func:`paired_p_value`, c counts trial differences **>=** the observed one, where sacrebleu
+    2.6.0 counts **>**: a system compared with an identical copy of the baseline (every trial
+    difference 0) gets p = 1 here and p = 1 / (T + 1), "significant", there. Otherwise ties have
+    probability ~0 and the two agree."""
+    d = np.asarray(differences, dtype=np.float64)
+    c = int(np.sum(d >= observed))
+    return (c + 1) / (len(d) + 1)
+
+
 def paired_p_value(system: Sequence[float], baseline: Sequence[float], system_score: float,
                    baseline_score: float) -> float:
     """sacrebleu's paired bootstrap p-value (after Koehn 2004, as in Moses'
@@ -188,8 +203,58 @@ def seed_key(seed: int) -> int:
     return _mix_int(seed * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019)
 
 
+#: the randomization test's swap bits come from the same generator with another key, so that
+#: they are independent of the bootstrap's weights for the same seed
+_SWAP_SALT = 0xA5A5_0F0F_C3C3_5A5A
+#: a weight of 1 where the mixed 64-bit value is >= 2**63: a fair coin per (row, trial)
+SWAP_THRESHOLDS = np.array([1 << 63], dtype=np.uint64)
+
+
+def swap_totals(rows: np.ndarray, row_keys: np.ndarray, n_trials: int, seed: int = DEFAULT_SEED,
+                group_sets: Optional[Sequence[np.ndarray]] = None, n_groups: int = 1) -> np.ndarray:
+    """The approximate randomization test's trial totals: int64[n_groups, n_trials, width], the
+    sum of the statistics of the rows whose swap bit is set in each trial.
+
+    Trial t swaps row i between the two systems when s(seed, row key, t) = 1, a fair coin from the
+    counter-based generator of :func:`bootstrap_totals` (its kernel, with one threshold at 2**63
+    and a seed key of its own). A system X's swapped totals S_t(X) and its total T(X) are all the
+    test needs: with baseline B, the trial's pseudo-systems are
+    ``S_t(B) + T(X) - S_t(X)`` and ``T(B) - S_t(B) + S_t(X)`` (:func:`randomization_trials`). The
+    bits depend on the row's identity only, so two systems scored on the same segments get the
+    same swaps on every runner and sharding."""
+    return bootstrap_totals(rows, row_keys, n_trials, seed ^ _SWAP_SALT, group_sets, n_groups,
+                            thresholds=SWAP_THRESHOLDS)
+
+
+def swaps(row_keys: np.ndarray, n_trials: int, seed: int = DEFAULT_SEED) -> np.ndarray:
+    """int64[n_trials, len(row_keys)] of 0/1: the swap bits (the reference definition, in numpy,
+    of what :func:`swap_totals` computes in C)."""
+    return weights(row_keys, n_trials, seed ^ _SWAP_SALT, thresholds=SWAP_THRESHOLDS)
+
+
+def randomization_trials(base_total: np.ndarray, base_swapped: np.ndarray, sys_total: np.ndarray,
+                         sys_swapped: np.ndarray):
+    """The pseudo-systems' totals of every trial, int64[n_trials, width] each: A_t takes the
+    baseline's statistics on swapped rows and the system's on the others, B_t the opposite."""
+    a = base_swapped + (sys_total - sys_swapped)
+    b = (base_total - base_swapped) + sys_swapped
+    return a, b
+
+
+def randomization_test(metric, base_total, base_swapped, sys_total, sys_swapped) -> float:
+    """p-value of ``metric``'s paired approximate randomization test from the two systems'
+    totals and swapped trial totals (each system's score is computed on its totals, every trial's
+    on the pseudo-systems' totals, all with the metric's own arithmetic)."""
+    a, b = randomization_trials(np.asarray(base_total), np.asarray(base_swapped), np.asarray(sys_total),
+                                np.asarray(sys_swapped))
+    observed = abs(metric.score(base_total).score - metric.score(sys_total).score)
+    diffs = [abs(metric.score(x).score - metric.score(y).score) for x, y in zip(a, b)]
+    return randomization_p_value(diffs, observed)
+
+
 def bootstrap_totals(rows: np.ndarray, row_keys: np.ndarray, n_boot: int, seed: int = DEFAULT_SEED,
-                     group_sets: Optional[Sequence[np.ndarray]] = None, n_groups: int = 1) -> np.ndarray:
+                     group_sets: Optional[Sequence[np.ndarray]] = None, n_groups: int = 1,
+                     thresholds: np.ndarray = THRESHOLDS) -> np.ndarray:
     """Replicate totals of per-pair statistics: int64[n_groups, n_boot, width].
 
     ``group_sets`` holds, for each grouping set, every row's index into the output (indices of
@@ -208,6 +273,6 @@ def bootstrap_totals(rows: np.ndarray, row_keys: np.ndarray, n_boot: int, seed: 
     groups = np.ascontiguousarray(np.stack([np.asarray(g, dtype=np.int64) for g in group_sets]))
     out = np.zeros((n_groups, n_boot, rows.shape[1]), dtype=np.int64)
     if len(keys):
-        _kernel.bootstrap(keys, seed_key(seed), THRESHOLDS, groups, len(group_sets), rows, rows.shape[1], n_boot,
+        _kernel.bootstrap(keys, seed_key(seed), thresholds, groups, len(group_sets), rows, rows.shape[1], n_boot,
                           out)
     return out

@@ -34,6 +34,7 @@ import numpy as np
 import pyarrow as pa
 
 from .protocol import Metric, Score, checked_pairs, nrefs_label
+from .signature import SignatureFields
 from .score import INT64_MAX
 
 #: sacrebleu's stand-in for an undefined precision, recall or per-order F-score
@@ -310,7 +311,7 @@ def _item(key: str, index: int, d: dict):
     return d[key][index]
 
 
-class ChrfSignature:
+class ChrfSignature(SignatureFields):
     """sacrebleu's chrF signature, field for field, with our version:
     ``nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:beambleu-0.1.0`` (``bs``/``seed``
     after ``nrefs`` when bootstrapping)."""
@@ -321,6 +322,7 @@ class ChrfSignature:
         self.info = {
             "nrefs": nrefs_label(nrefs),
             "bs": n_bootstrap,
+            "ar": None,
             "seed": seed,
             "case": "lc" if metric.lowercase else "mixed",
             "eff": "no" if metric.eps_smoothing else "yes",
@@ -330,10 +332,7 @@ class ChrfSignature:
             "version": f"beambleu-{__version__}",
         }
 
-    def format(self) -> str:
-        return "|".join(f"{k}:{v}" for k, v in self.info.items() if v is not None)
-
-    __str__ = format
+    ABBR = {**SignatureFields.ABBR, "case": "c", "eff": "e", "space": "s"}
 
 
 @dataclass

@@ -34,6 +34,7 @@ from typing import Iterable, List, Optional, Sequence, Tuple
 import numpy as np
 import pyarrow as pa
 
+from .signature import SignatureFields  # noqa: F401  (part of the protocol)
 from .stats import checked_add, column_sums
 
 #: pairs converted to Arrow and counted per kernel call by ``corpus_stats``; bounds memory

@@ -15,6 +15,8 @@ import operator
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence
 
+from .signature import SignatureFields
+
 #: statistics are summed in int64: every value, and every sum, stays at most this
 INT64_MAX = 2**63 - 1
 
@@ -258,7 +260,7 @@ def bleu_of_checked(stats: List[int], max_ngram_order: int, smooth_method: str, 
     return result(score)
 
 
-class Signature:
+class Signature(SignatureFields):
     """sacrebleu's BLEU signature: same fields, same order, our version.
 
     ``nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:beambleu-0.1.0``; bootstrap fields
@@ -291,6 +293,7 @@ class Signature:
         self.info = {
             "nrefs": nrefs,
             "bs": n_bootstrap,
+            "ar": None,
             "seed": seed,
             "case": "lc" if lowercase else "mixed",
             "eff": "yes" if effective_order else "no",
@@ -301,7 +304,4 @@ class Signature:
             "version": f"beambleu-{__version__}",
         }
 
-    def format(self) -> str:
-        return "|".join(f"{k}:{v}" for k, v in self.info.items() if v is not None)
-
-    __str__ = format
+    ABBR = {**SignatureFields.ABBR, "case": "c", "eff": "e", "smooth": "s"}

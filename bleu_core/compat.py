@@ -1,0 +1,652 @@
+"""sacrebleu 2.6.0's Python API on beambleu's kernels: a script changes only its import.
+
+``import sacrebleu`` becomes ``import bleu_core.compat as sacrebleu``; ``from sacrebleu.metrics
+import BLEU, CHRF`` and ``from sacrebleu.significance import PairedTest, Result`` become imports
+from ``bleu_core.compat``. Scores, counts and formatted lines are sacrebleu's, bit for bit; the
+signatures say ``version:beambleu-<version>``; confidence intervals and paired tests draw
+beambleu's counter-based Poisson bootstrap and coin flips (:mod:`bleu_core.bootstrap`), not
+sacrebleu's numpy resamples, so they agree with sacrebleu's up to Monte Carlo noise.
+
+The two layouts of references (``None``: a missing reference, ``""``: a real empty one)::
+
+    bleu_core.corpus_bleu(hyps, refs)         refs[i] = the references of hyps[i]
+        corpus_bleu(["h1", "h2"], [["A1", "B1"], ["A2", None]])
+    bleu_core.compat.corpus_bleu(hyps, refs)  refs[k] = reference stream k, one line per hypothesis
+        corpus_bleu(["h1", "h2"], [["A1", "A2"], ["B1", None]])
+
+Deliberate differences from sacrebleu, all on inputs sacrebleu mishandles or options it lacks:
+hypotheses and reference streams of different lengths raise ValueError (sacrebleu truncates
+silently to the shortest); so does a segment without any reference; options are checked when
+the metric is made (ValueError/TypeError where sacrebleu asserts or fails later); the ``spm`` and
+``flores`` tokenizers are not available; resample counts are capped as in
+:func:`bleu_core.bootstrap.check_replicates`; the p-value counts ties as at least as extreme
+(see :func:`bleu_core.bootstrap.paired_p_value`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import secrets
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Dict, List, Optional, Tuple
+
+import numpy as np
+import pyarrow as pa
+
+from . import bootstrap
+from .batch import to_arrow
+from .chrf import Chrf
+from .metric import Bleu
+from .score import SMOOTH_DEFAULTS, compute_bleu
+from .stats import column_sums
+from .tokenizers import DEFAULT_TOKENIZER
+from .tokenizers import TOKENIZERS as _TOKENIZER_NAMES
+
+logger = logging.getLogger(__name__)
+
+#: sacrebleu's default highest n-gram order of BLEU
+MAX_NGRAM_ORDER = 4
+
+# ------------------------------------------------------------------------------ scores
+
+
+class Score:
+    """sacrebleu's score base: ``name``, ``score``, and after a bootstrap ``_mean`` and ``_ci``
+    (the 95% interval's half-width; both -1.0 until then)."""
+
+    def __init__(self, name: str, score: float):
+        self.name = name
+        self.score = score
+        self._mean = -1.0
+        self._ci = -1.0
+        self._verbose = ""
+
+    def format(self, width: int = 2, score_only: bool = False, signature: str = "", is_json: bool = False) -> str:
+        """sacrebleu's text line ``NAME|signature = score (μ = mean ± ci) verbose``, the score
+        alone (``score_only``), or its JSON object (``is_json``, which needs a signature)."""
+        d = {"name": self.name, "score": float(f"{self.score:.{width}f}"), "signature": signature}
+        sc = f"{self.score:.{width}f}"
+        if self._mean > 0:
+            confidence_mean = f"{self._mean:.{width}f}"
+            confidence_var = f"{self._ci:.{width}f}"
+            confidence = f"μ = {confidence_mean} ± {confidence_var}"
+            sc += f" ({confidence})"
+            if is_json:
+                d.update(confidence_mean=float(confidence_mean), confidence_var=float(confidence_var),
+                         confidence=confidence)
+        line = f"{self.name}|{signature}" if signature else self.name
+        line = f"{line} = {sc}"
+        if self._verbose:
+            line += f" {self._verbose}"
+            d["verbose_score"] = self._verbose
+        if score_only:
+            return sc
+        if is_json:
+            if not signature:
+                raise ValueError("format(is_json=True) needs the signature string (its fields become JSON keys)")
+            for field in signature.split("|"):
+                key, value = field.split(":")
+                d[key] = value
+            return json.dumps(d, indent=1, ensure_ascii=False)
+        return line
+
+    def estimate_ci(self, scores: Sequence) -> None:
+        """Set ``_mean`` and ``_ci`` from resampled scores (objects with ``.score``), as
+        sacrebleu does: the mean, and half the width of the 95% percentile interval."""
+        ci = bootstrap.percentile_interval([s.score for s in scores])
+        self._ci = ci["half_width"]
+        self._mean = ci["mean"]
+
+    def __repr__(self) -> str:
+        return self.format()
+
+
+class BLEUScore(Score):
+    """sacrebleu's BLEU score: ``score``, ``counts``, ``totals``, ``precisions`` (percent),
+    ``bp``, ``sys_len``, ``ref_len``, ``ratio``, ``prec_str``, and the verbose part of the line."""
+
+    def __init__(self, score: float, counts: List, totals: List, precisions: List[float], bp: float, sys_len: int,
+                 ref_len: int):
+        super().__init__("BLEU", score)
+        self.bp = bp
+        self.counts = counts
+        self.totals = totals
+        self.sys_len = sys_len
+        self.ref_len = ref_len
+        self.precisions = precisions
+        self.prec_str = "/".join(f"{p:.1f}" for p in self.precisions)
+        self.ratio = self.sys_len / self.ref_len if self.ref_len else 0
+        self._verbose = (f"{self.prec_str} (BP = {self.bp:.3f} ratio = {self.ratio:.3f} hyp_len = {self.sys_len:d} "
+                         f"ref_len = {self.ref_len:d})")
+
+
+class CHRFScore(Score):
+    """sacrebleu's chrF score: ``score``, ``char_order``, ``word_order``, ``beta``; the name is
+    ``chrF<beta>`` with one ``+`` per word order."""
+
+    def __init__(self, score: float, char_order: int, word_order: int, beta: int):
+        self.beta = beta
+        self.char_order = char_order
+        self.word_order = word_order
+        super().__init__(f"chrF{beta}" + "+" * word_order, score)
+
+
+def _bleu_score(core, smooth_method: str, smooth_value) -> BLEUScore:
+    """A compat score of a :class:`bleu_core.score.BleuScore`. sacrebleu's add-k smoothing adds k
+    to its matches and totals of orders 2..N in place and reports those (when anything matched);
+    bleu_core reports the real integers, so k is added back here for identical ``counts``/``totals``."""
+    counts, totals = list(core.counts), list(core.totals)
+    if smooth_method == "add-k" and any(counts):
+        k = SMOOTH_DEFAULTS["add-k"] if smooth_value is None else smooth_value
+        counts[1:] = [c + k for c in counts[1:]]
+        totals[1:] = [t + k for t in totals[1:]]
+    return BLEUScore(core.score, counts, totals, list(core.precisions), core.bp, core.sys_len, core.ref_len)
+
+
+# ------------------------------------------------------------------------------ signatures
+
+
+class Signature:
+    """sacrebleu's signature object: ``info`` (ordered fields, ``None`` ones left out),
+    :meth:`format` (``short=True`` abbreviates the keys), :meth:`update`. The metric's fields and
+    the version come from bleu_core's own signatures (``version:beambleu-<version>``; BLEU adds
+    ``order:N`` when ``max_ngram_order`` is not 4, which sacrebleu's signature omits)."""
+
+    _abbr = {"version": "v", "nrefs": "#", "test": "t", "lang": "l", "subset": "S", "origlang": "o", "bs": "bs",
+             "ar": "ar", "seed": "rs", "case": "c", "eff": "e", "tok": "tok", "smooth": "s", "nc": "nc", "nw": "nw",
+             "space": "s"}
+
+    def __init__(self, info: Dict):
+        self.info = dict(info)
+
+    def format(self, short: bool = False) -> str:
+        keys = [k for k in self.info if k != "version"] + ["version"]
+        pairs = []
+        for key in keys:
+            value = self.info.get(key)
+            if value is None:
+                continue
+            if isinstance(value, bool):
+                value = "yes" if value else "no"
+            pairs.append(f"{self._abbr.get(key, key) if short else key}:{value}")
+        return "|".join(pairs)
+
+    def update(self, key: str, value) -> None:
+        """Set a field (a new one goes after the others, before the version)."""
+        self.info[key] = value
+
+    __str__ = format
+
+    def __repr__(self) -> str:
+        return self.format()
+
+
+# ------------------------------------------------------------------------------ metrics
+
+
+class _Option:
+    """An option of the wrapped bleu_core metric, read and set as a plain attribute, as on
+    sacrebleu's metrics; setting it rebuilds (and so re-checks) the wrapped metric."""
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, obj, owner=None):
+        return self if obj is None else getattr(obj._metric, self.name)
+
+    def __set__(self, obj, value):
+        obj._metric = replace(obj._metric, **{self.name: value})
+
+
+def _seed_from_env() -> Tuple[str, int]:
+    """(the signature's seed, the generator's seed) from SACREBLEU_SEED, as sacrebleu reads it:
+    default 12345, ``none`` (any case) for a fresh random seed, printed ``none``."""
+    text = os.environ.get("SACREBLEU_SEED", str(bootstrap.DEFAULT_SEED))
+    if text.lower() == "none":
+        return "none", secrets.randbits(64)
+    return text.lower(), int(text)
+
+
+def _line_keys(n: int) -> np.ndarray:
+    """Row identities of segments 0..n-1: their 1-based line numbers, as ``beambleu score`` uses,
+    so the same segment of two systems (and of a ``beambleu score`` run) gets the same draws."""
+    return bootstrap.row_keys_from_ids(np.arange(1, n + 1, dtype=np.int64))
+
+
+class _Metric(ABC):
+    """What BLEU and CHRF share: sacrebleu's argument checks, reference streams and their cache,
+    statistics per segment (an ``int64[n, width]`` matrix, from the bleu_core kernel), scores,
+    bootstrap intervals and the signature."""
+
+    _metric = None  # the wrapped bleu_core metric (Bleu or Chrf), set by the subclass
+
+    def __init__(self):
+        self._ref_cache = None
+        self._force = True
+        self.n_bootstrap = None
+        self.seed = None
+
+    # -- argument checks (sacrebleu's messages first, then what it leaves unchecked) -----------------
+
+    def _fail(self, message: str, error=TypeError):
+        raise error(f"{type(self).__name__}: {message}")
+
+    def _check_sentence_score_args(self, hyp, refs) -> None:
+        if not isinstance(hyp, str):
+            self._fail("The argument `hyp` should be a string.")
+        if isinstance(refs, str) or not isinstance(refs, Sequence):
+            self._fail("The argument `refs` should be a sequence of strings.")
+        if len(refs) == 0:
+            self._fail("The argument `refs` is empty: there is no reference to score against.", ValueError)
+        if not isinstance(refs[0], str) and refs[0] is not None:
+            self._fail("Each element of `refs` should be a string.")
+
+    def _check_corpus_score_args(self, hyps, refs) -> None:
+        if not isinstance(hyps, Sequence):
+            self._fail("`hyps` should be a sequence of strings.")
+        if len(hyps) == 0:
+            self._fail("`hyps` is empty: there are no segments to score.", ValueError)
+        if not isinstance(hyps[0], str):
+            self._fail("Each element of `hyps` should be a string.")
+        if any(line is None for line in hyps):
+            self._fail("Undefined line in hypotheses stream!")
+        for i, line in enumerate(hyps):
+            if not isinstance(line, str):
+                self._fail(f"hypothesis {i} is a {type(line).__name__}, not a string.")
+        if refs is not None:
+            if not isinstance(refs, Sequence):
+                self._fail("`refs` should be a sequence of sequence of strings.")
+            if len(refs) == 0:
+                self._fail("`refs` is empty: give at least one reference stream (or None for the cached ones).",
+                           ValueError)
+            if isinstance(refs[0], str) or not isinstance(refs[0], Sequence):
+                self._fail("Each element of `refs` should be a sequence of strings.")
+            if len(refs[0]) and not isinstance(refs[0][0], str) and refs[0][0] is not None:
+                self._fail("`refs` should be a sequence of sequence of strings.")
+
+    # -- references ----------------------------------------------------------------------------------
+
+    def _cache_references(self, references) -> List[List[str]]:
+        """Reference streams to per-segment lists of references (``None`` entries dropped);
+        sets ``num_refs`` as sacrebleu does (the count, or -1 when segments differ)."""
+        streams = []
+        for k, stream in enumerate(references):
+            if isinstance(stream, str) or not isinstance(stream, Sequence):
+                self._fail(f"reference stream {k} should be a sequence of strings.")
+            streams.append(stream)
+        lengths = sorted({len(s) for s in streams})
+        if len(lengths) > 1:
+            self._fail(f"reference streams have different lengths ({', '.join(map(str, lengths))} lines); "
+                       "mark a missing reference with None", ValueError)
+        segments, counts = [], set()
+        for i, refs in enumerate(zip(*streams)):
+            lines = [x for x in refs if x is not None]
+            for x in lines:
+                if not isinstance(x, str):
+                    self._fail(f"reference of segment {i} is a {type(x).__name__}, not a string or None.")
+            if not lines:
+                self._fail(f"segment {i} has no reference (None in every reference stream)", ValueError)
+            counts.add(len(lines))
+            segments.append(lines)
+        self.num_refs = next(iter(counts)) if len(counts) == 1 else -1
+        return segments
+
+    def _extract_corpus_statistics(self, hypotheses, references) -> np.ndarray:
+        """``int64[n, width]``: each segment's statistics against its references (``references``
+        as streams, or the cached ones when falsy), computed by the bleu_core kernel."""
+        if references:
+            refs = self._cache_references(references)
+        elif self._ref_cache:
+            refs = self._ref_cache
+        else:
+            raise RuntimeError("No references provided and the cache is empty.")
+        hyps = list(hypotheses)
+        if len(hyps) != len(refs):
+            self._fail(f"{len(hyps)} hypotheses but {len(refs)} reference lines", ValueError)
+        if not self._force:
+            tokenized = sum(hyp.endswith(" .") for hyp in hyps)
+            if tokenized >= 100:
+                logger.warning("That's %d lines that end in a tokenized period ('.'): it looks like you forgot to "
+                               "detokenize your test data, which may hurt your score. If your data is detokenized, "
+                               "or you don't care, suppress this message with `force=True`.", tokenized)
+        try:
+            arrays = to_arrow(hyps, refs)
+        except (pa.ArrowException, UnicodeError):  # lone surrogates have no UTF-8 form: the scalar path takes them
+            return self._metric.scalar_stats(hyps, refs)
+        return self._metric.batch_stats(*arrays, per_row=True)
+
+    # -- scores --------------------------------------------------------------------------------------
+
+    @abstractmethod
+    def _compute_score_from_stats(self, stats) -> Score:
+        """The score of summed statistics (a vector of the metric's width)."""
+
+    def _aggregate_and_compute(self, stats: np.ndarray) -> Score:
+        """The score of per-segment statistics: summed, then scored once."""
+        rows = np.asarray(stats, dtype=np.int64).reshape(-1, self._metric.width)
+        return self._compute_score_from_stats(column_sums(rows))
+
+    def _replicate_scores(self, rows: np.ndarray, n: int, seed: int) -> List[float]:
+        """Scores of ``n`` Poisson-bootstrap replicates of the segments ``rows``."""
+        boot = bootstrap.bootstrap_totals(rows, _line_keys(len(rows)), n, seed)[0]
+        return bootstrap.replicate_scores(self._metric, boot)
+
+    def sentence_score(self, hypothesis: str, references: Sequence[Optional[str]]) -> Score:
+        """The score of one hypothesis against its references (a list of strings, ``None`` for
+        a missing one)."""
+        self._check_sentence_score_args(hypothesis, references)
+        stats = self._extract_corpus_statistics([hypothesis], [[ref] for ref in references])
+        return self._aggregate_and_compute(stats)
+
+    def corpus_score(self, hypotheses: Sequence[str], references: Optional[Sequence[Sequence[Optional[str]]]],
+                     n_bootstrap: int = 1) -> Score:
+        """The corpus score of ``hypotheses`` against reference streams (``None``: the references
+        given when the metric was made). ``n_bootstrap`` > 1 adds the bootstrap mean and 95%
+        interval (``_mean``, ``_ci``) and puts ``bs`` and ``seed`` (SACREBLEU_SEED) in the
+        signature from then on, as sacrebleu does."""
+        self._check_corpus_score_args(hypotheses, references)
+        stats = self._extract_corpus_statistics(hypotheses, references)
+        score = self._aggregate_and_compute(stats)
+        if n_bootstrap > 1:
+            bootstrap.check_replicates(n_bootstrap, self._metric.width)
+            self.seed, seed = _seed_from_env()
+            self.n_bootstrap = n_bootstrap
+            ci = bootstrap.percentile_interval(self._replicate_scores(stats, n_bootstrap, seed))
+            score._mean, score._ci = ci["mean"], ci["half_width"]
+        return score
+
+    def get_signature(self) -> Signature:
+        """The signature of the last evaluation (the reference count is known only then)."""
+        if not hasattr(self, "num_refs"):
+            raise ValueError("Number of references unknown, please evaluate the metric first.")
+        core = self._metric.signature(1).info
+        info = {"nrefs": "var" if self.num_refs == -1 else self.num_refs, "bs": self.n_bootstrap, "ar": None,
+                "seed": self.seed, "test": getattr(self, "test_set", None), "lang": getattr(self, "langpair", None),
+                "origlang": getattr(self, "origlang", None), "subset": getattr(self, "subset", None)}
+        info.update((k, v) for k, v in core.items() if k not in ("nrefs", "bs", "seed", "version"))
+        info["version"] = core["version"]
+        return Signature(info)
+
+
+class BLEU(_Metric):
+    """sacrebleu's ``BLEU``: same arguments, defaults, attributes and results.
+
+    ``tokenize=None`` picks the tokenizer from ``trg_lang`` (``zh``, ``ja-mecab``, ``ko-mecab``,
+    else ``13a``); ``references`` (streams) are kept for calls that pass ``references=None``.
+    """
+
+    SMOOTH_DEFAULTS: Dict[str, Optional[float]] = dict(SMOOTH_DEFAULTS)
+    TOKENIZERS = _TOKENIZER_NAMES
+    TOKENIZER_DEFAULT = DEFAULT_TOKENIZER
+    _TOKENIZER_MAP = {"zh": "zh", "ja": "ja-mecab", "ko": "ko-mecab"}
+
+    lowercase = _Option()
+    smooth_method = _Option()
+    smooth_value = _Option()
+    max_ngram_order = _Option()
+    effective_order = _Option()
+
+    def __init__(self, lowercase: bool = False, force: bool = False, tokenize: Optional[str] = None,
+                 smooth_method: str = "exp", smooth_value: Optional[float] = None,
+                 max_ngram_order: int = MAX_NGRAM_ORDER, effective_order: bool = False, trg_lang: str = "",
+                 references: Optional[Sequence[Sequence[Optional[str]]]] = None):
+        super().__init__()
+        self._force = force
+        self.trg_lang = trg_lang
+        if tokenize is None:
+            tokenize = self._TOKENIZER_MAP.get(trg_lang, self.TOKENIZER_DEFAULT)
+        else:
+            for lang, best in self._TOKENIZER_MAP.items():
+                if trg_lang == lang and tokenize != best:
+                    logger.warning("Consider using the %r tokenizer for target language %r.", best, lang)
+        self._metric = Bleu(tokenize=tokenize, lowercase=lowercase, smooth_method=smooth_method,
+                            smooth_value=smooth_value, max_ngram_order=max_ngram_order,
+                            effective_order=effective_order)
+        self._metric.load()  # as sacrebleu, fail here when a MeCab tokenizer is not installed
+        if references is not None:
+            self._ref_cache = self._cache_references(references)
+
+    @property
+    def tokenizer(self):
+        """The tokenizer object (callable on a string, with ``signature()``)."""
+        return self._metric.tokenizer
+
+    @property
+    def tokenizer_signature(self) -> str:
+        return self._metric.tokenizer.signature()
+
+    @staticmethod
+    def compute_bleu(correct: Sequence[int], total: Sequence[int], sys_len: int, ref_len: int,
+                     smooth_method: str = "none", smooth_value=None, effective_order: bool = False,
+                     max_ngram_order: int = MAX_NGRAM_ORDER) -> BLEUScore:
+        """BLEU of summed statistics, with sacrebleu's arguments and defaults (note: smoothing
+        ``none`` here). Statistics are non-negative integers (the input lists are not modified)."""
+        core = compute_bleu([sys_len, ref_len, *correct, *total], max_ngram_order=max_ngram_order,
+                            smooth_method=smooth_method, smooth_value=smooth_value, effective_order=effective_order)
+        return _bleu_score(core, smooth_method, smooth_value)
+
+    def _compute_score_from_stats(self, stats) -> BLEUScore:
+        m = self._metric
+        return _bleu_score(m.score(np.asarray(stats, dtype=np.int64)), m.smooth_method, m.smooth_value)
+
+    def sentence_score(self, hypothesis: str, references: Sequence[Optional[str]]) -> BLEUScore:
+        if not self.effective_order:
+            logger.warning("It is recommended to enable `effective_order` for sentence-level BLEU.")
+        return super().sentence_score(hypothesis, references)
+
+
+class CHRF(_Metric):
+    """sacrebleu's ``CHRF`` (chrF, and chrF++ with ``word_order=2``): same arguments, defaults,
+    attributes and results; ``references`` (streams) are kept for calls that pass
+    ``references=None``."""
+
+    CHAR_ORDER = 6
+    WORD_ORDER = 0
+    BETA = 2
+    _PUNCTS = set('!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~')
+
+    char_order = _Option()
+    word_order = _Option()
+    beta = _Option()
+    lowercase = _Option()
+    whitespace = _Option()
+    eps_smoothing = _Option()
+
+    def __init__(self, char_order: int = CHAR_ORDER, word_order: int = WORD_ORDER, beta: int = BETA,
+                 lowercase: bool = False, whitespace: bool = False, eps_smoothing: bool = False,
+                 references: Optional[Sequence[Sequence[Optional[str]]]] = None):
+        super().__init__()
+        self._metric = Chrf(char_order=char_order, word_order=word_order, beta=beta, lowercase=lowercase,
+                            whitespace=whitespace, eps_smoothing=eps_smoothing)
+        if references is not None:
+            self._ref_cache = self._cache_references(references)
+
+    @property
+    def order(self) -> int:
+        """Character plus word orders."""
+        return self._metric.orders
+
+    def _compute_score_from_stats(self, stats) -> CHRFScore:
+        m = self._metric
+        return CHRFScore(m.score(np.asarray(stats, dtype=np.int64)).score, m.char_order, m.word_order, m.beta)
+
+
+# ------------------------------------------------------------------------------ paired tests
+
+
+class Result:
+    """One system's result of a paired test: ``score``, ``p_value`` (``None`` for the
+    baseline), and the bootstrap ``mean`` and ``ci`` (95% half-width) when estimated."""
+
+    def __init__(self, score: float, p_value: Optional[float] = None, mean: Optional[float] = None,
+                 ci: Optional[float] = None):
+        self.score = score
+        self.p_value = p_value
+        self.mean = mean
+        self.ci = ci
+
+    def __repr__(self) -> str:
+        return ",".join(f"{k}={v}" for k, v in self.__dict__.items())
+
+
+class PairedTest:
+    """sacrebleu's paired significance test of systems against the first one (the baseline).
+
+    ``named_systems``: ``[(name, hypotheses), ...]``; ``metrics``: ``{name: BLEU or CHRF}``;
+    ``references``: streams, or ``None`` for each metric's cached references. ``test_type``:
+    ``"ar"`` (approximate randomization, default 10000 trials) or ``"bs"`` (paired bootstrap,
+    default 1000 resamples), ``n_samples`` = 0 for the default. ``n_ar_confidence``: resamples of
+    the ar test's confidence intervals (-1: none, 0: 1000). ``n_jobs`` is accepted for
+    compatibility; systems are compared one after the other. Calling the test returns
+    ``(signatures, scores)``: per metric name its signature, and ``scores["System"]`` (the
+    names) with per metric name a :class:`Result` per system.
+
+    The draws are beambleu's: Poisson bootstrap weights and swap coins per (seed, 1-based
+    segment line, replicate), seed from SACREBLEU_SEED (``none``: one fresh seed for the whole
+    test), so every system is resampled on the same segments the same way.
+    """
+
+    _DEFAULT_SAMPLES = {"ar": 10000, "bs": 1000}
+
+    def __init__(self, named_systems: List[Tuple[str, Sequence[str]]], metrics: Mapping[str, _Metric],
+                 references: Optional[Sequence[Sequence[Optional[str]]]], test_type: str = "ar", n_samples: int = 0,
+                 n_ar_confidence: int = -1, n_jobs: int = 1):
+        if test_type not in self._DEFAULT_SAMPLES:
+            raise ValueError(f"Unknown test type {test_type!r}: choose 'ar' or 'bs'")
+        if len(named_systems) < 1:
+            raise ValueError("named_systems is empty: give the baseline and the systems to compare with it")
+        for name, metric in metrics.items():
+            if not isinstance(metric, _Metric):
+                raise TypeError(f"metrics[{name!r}] must be a bleu_core.compat BLEU or CHRF, "
+                                f"got {type(metric).__name__}")
+        self.test_type = test_type
+        seed_text = os.environ.get("SACREBLEU_SEED", str(bootstrap.DEFAULT_SEED))
+        self._seed = None if seed_text.lower() == "none" else int(seed_text)
+        self._draw_seed = secrets.randbits(64) if self._seed is None else self._seed
+        self.n_jobs = n_jobs
+        self.references = references
+        self.named_systems = named_systems
+        self.n_ar_confidence = n_ar_confidence if n_ar_confidence != 0 else self._DEFAULT_SAMPLES["bs"]
+        self.n_samples = n_samples if n_samples > 0 else self._DEFAULT_SAMPLES[test_type]
+        self.n_systems = len(named_systems) - 1
+        self._signatures: Dict[str, Signature] = {}
+        self._baseline_info: Dict[str, tuple] = {}
+        self.metrics: Dict[str, _Metric] = {}
+
+        bl_name, bl_hyps = named_systems[0]
+        confidence_n = self.n_samples if test_type == "bs" else self.n_ar_confidence
+        for metric in metrics.values():
+            width = metric._metric.width
+            bootstrap.check_replicates(self.n_samples, width)
+            if confidence_n > 0:
+                bootstrap.check_replicates(confidence_n, width)
+            metric._check_corpus_score_args(bl_hyps, references)
+            rows = metric._extract_corpus_statistics(bl_hyps, references)
+            score = metric._aggregate_and_compute(rows)
+            replicates, mean, ci = None, None, None
+            if confidence_n > 0:
+                replicates = metric._replicate_scores(rows, confidence_n, self._draw_seed)
+                est = bootstrap.percentile_interval(replicates)
+                mean, ci = est["mean"], est["half_width"]
+            swapped = None
+            if test_type == "ar":
+                swapped = bootstrap.swap_totals(rows, _line_keys(len(rows)), self.n_samples, self._draw_seed)[0]
+            self._baseline_info[score.name] = (rows, Result(score.score, mean=mean, ci=ci), replicates, swapped)
+            self.metrics[score.name] = metric
+            sig = metric.get_signature()
+            sig.update("seed", str(self._seed).lower())
+            sig.update(test_type, self.n_samples)
+            if self.n_ar_confidence > 0:
+                sig.update("bs", self.n_ar_confidence)
+            self._signatures[score.name] = sig
+
+    def _compare(self, hyps: Sequence[str]) -> Dict[str, Result]:
+        """Each metric's result for one system against the baseline."""
+        results = {}
+        for name, metric in self.metrics.items():
+            bl_rows, bl_result, bl_replicates, bl_swapped = self._baseline_info[name]
+            metric._check_corpus_score_args(hyps, self.references)
+            rows = metric._extract_corpus_statistics(hyps, self.references)
+            if len(rows) != len(bl_rows):
+                raise ValueError(f"{name}: the system has {len(rows)} segments, the baseline {len(bl_rows)}")
+            score = metric._aggregate_and_compute(rows).score
+            if self.test_type == "bs":
+                replicates = metric._replicate_scores(rows, self.n_samples, self._draw_seed)
+                p = bootstrap.paired_p_value(replicates, bl_replicates, score, bl_result.score)
+                est = bootstrap.percentile_interval(replicates)
+                results[name] = Result(score, p, est["mean"], est["half_width"])
+                continue
+            swapped = bootstrap.swap_totals(rows, _line_keys(len(rows)), self.n_samples, self._draw_seed)[0]
+            p = bootstrap.randomization_test(metric._metric, column_sums(bl_rows), bl_swapped, column_sums(rows),
+                                             swapped)
+            result = Result(score, p)
+            if self.n_ar_confidence > 0:
+                est = bootstrap.percentile_interval(metric._replicate_scores(rows, self.n_ar_confidence,
+                                                                             self._draw_seed))
+                result.mean, result.ci = est["mean"], est["half_width"]
+            results[name] = result
+        return results
+
+    def __call__(self) -> Tuple[Dict[str, Signature], Dict[str, List]]:
+        """Run the test: ``(signatures, scores)`` as sacrebleu returns them."""
+        scores: Dict[str, List] = {"System": [name for name, _ in self.named_systems]}
+        for name, (_, result, _, _) in self._baseline_info.items():
+            scores[name] = [result]
+        for _, hyps in self.named_systems[1:]:
+            for name, result in self._compare(hyps).items():
+                scores[name].append(result)
+        return self._signatures, scores
+
+
+# ------------------------------------------------------------------------------ functions
+
+
+def corpus_bleu(hypotheses: Sequence[str], references: Sequence[Sequence[Optional[str]]], smooth_method="exp",
+                smooth_value=None, force=False, lowercase=False, tokenize=BLEU.TOKENIZER_DEFAULT,
+                use_effective_order=False) -> BLEUScore:
+    """sacrebleu's ``corpus_bleu``: BLEU of a corpus against reference streams."""
+    metric = BLEU(lowercase=lowercase, force=force, tokenize=tokenize, smooth_method=smooth_method,
+                  smooth_value=smooth_value, effective_order=use_effective_order)
+    return metric.corpus_score(hypotheses, references)
+
+
+def raw_corpus_bleu(hypotheses: Sequence[str], references: Sequence[Sequence[Optional[str]]],
+                    smooth_value: Optional[float] = BLEU.SMOOTH_DEFAULTS["floor"]) -> BLEUScore:
+    """sacrebleu's ``raw_corpus_bleu``: no tokenization, floor smoothing, effective order."""
+    return corpus_bleu(hypotheses, references, smooth_method="floor", smooth_value=smooth_value, force=True,
+                       tokenize="none", use_effective_order=True)
+
+
+def sentence_bleu(hypothesis: str, references: Sequence[Optional[str]], smooth_method: str = "exp",
+                  smooth_value: Optional[float] = None, lowercase: bool = False, tokenize=BLEU.TOKENIZER_DEFAULT,
+                  use_effective_order: bool = True) -> BLEUScore:
+    """sacrebleu's ``sentence_bleu``: BLEU of one hypothesis (effective order on by default)."""
+    metric = BLEU(lowercase=lowercase, tokenize=tokenize, force=False, smooth_method=smooth_method,
+                  smooth_value=smooth_value, effective_order=use_effective_order)
+    return metric.sentence_score(hypothesis, references)
+
+
+def corpus_chrf(hypotheses: Sequence[str], references: Sequence[Sequence[Optional[str]]],
+                char_order: int = CHRF.CHAR_ORDER, word_order: int = CHRF.WORD_ORDER, beta: int = CHRF.BETA,
+                remove_whitespace: bool = True, eps_smoothing: bool = False) -> CHRFScore:
+    """sacrebleu's ``corpus_chrf`` (note ``remove_whitespace``, the opposite of ``whitespace``)."""
+    metric = CHRF(char_order=char_order, word_order=word_order, beta=beta, whitespace=not remove_whitespace,
+                  eps_smoothing=eps_smoothing)
+    return metric.corpus_score(hypotheses, references)
+
+
+def sentence_chrf(hypothesis: str, references: Sequence[Optional[str]], char_order: int = CHRF.CHAR_ORDER,
+                  word_order: int = CHRF.WORD_ORDER, beta: int = CHRF.BETA, remove_whitespace: bool = True,
+                  eps_smoothing: bool = False) -> CHRFScore:
+    """sacrebleu's ``sentence_chrf``."""
+    metric = CHRF(char_order=char_order, word_order=word_order, beta=beta, whitespace=not remove_whitespace,
+                  eps_smoothing=eps_smoothing)
+    return metric.sentence_score(hypothesis, references)
+
+
+__all__ = ["BLEU", "CHRF", "BLEUScore", "CHRFScore", "Score", "Signature", "PairedTest", "Result", "MAX_NGRAM_ORDER",
+           "corpus_bleu", "raw_corpus_bleu", "sentence_bleu", "corpus_chrf", "sentence_chrf"]
