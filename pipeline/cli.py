@@ -60,9 +60,9 @@ def make_parser(with_run: bool = True) -> argparse.ArgumentParser:
     parser.add_argument("--version", "-V", action="version", version=f"beambleu {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     score_command.build_parser(sub.add_parser(
-        "score", help="score a system output file against reference files (like `sacrebleu REF -i HYP -m bleu chrf`)",
-        description="Score a system output against one or more references, like "
-                    "`sacrebleu REF... -i HYP -m bleu chrf`.",
+        "score", help="sacrebleu's command line: score system outputs against references or a test set",
+        description="sacrebleu 2.6.0's command line, computed by beambleu: score one or several system outputs "
+                    "against reference files (or a sacrebleu test set, -t/-l), with sacrebleu's flags and outputs.",
         epilog=EPILOG))
     if with_run:
         from . import run_command

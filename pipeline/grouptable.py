@@ -361,7 +361,8 @@ def merge(tables: Iterable[GroupTable]) -> GroupTable:
 # -- shards ----------------------------------------------------------------------------------------
 
 _M1, _M2, _P = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB), np.uint64(0x100000001B3)
-_SEED_INT, _SEED_BYTE, _SEED_LEN = np.uint64(0x9E3779B97F4A7C15), np.uint64(0x632BE59BD9B4E019), np.uint64(0x85EBCA77C2B2AE63)
+_SEED_INT, _SEED_BYTE = np.uint64(0x9E3779B97F4A7C15), np.uint64(0x632BE59BD9B4E019)
+_SEED_LEN = np.uint64(0x85EBCA77C2B2AE63)
 _NULL_HASH = np.uint64(0x27D4EB2F165667C5)
 
 

@@ -19,8 +19,9 @@ def _add_bleu(p, run: bool) -> None:
     from bleu_core.tokenizers import TOKENIZERS
 
     g = p.add_argument_group("BLEU options (as in sacrebleu)")
-    g.add_argument("--tokenize", "-tok", choices=TOKENIZERS, default="13a",
-                   help="tokenization method (default: %(default)s); ja-mecab/ko-mecab need the ja/ko extras")
+    g.add_argument("--tokenize", "-tok", choices=TOKENIZERS, default=None,
+                   help="tokenization method (default: 13a; as in sacrebleu, zh, ja-mecab or ko-mecab when -l "
+                        "names that target language); ja-mecab/ko-mecab need the ja/ko extras")
     g.add_argument("--lowercase", "-lc", action="store_true", help="case-insensitive BLEU")
     g.add_argument("--smooth-method", "-s", choices=list(SMOOTH_DEFAULTS), default="exp",
                    help="smoothing: exp (default), floor, add-k or none")
@@ -37,10 +38,17 @@ def _add_bleu(p, run: bool) -> None:
                        " (on with --sentence-level)"))
 
 
+def default_tokenizer(langpair) -> str:
+    """sacrebleu's choice when no ``--tokenize`` is given: by the target language of ``-l``."""
+    target = langpair.split("-")[-1] if langpair else ""
+    return {"zh": "zh", "ja": "ja-mecab", "ko": "ko-mecab"}.get(target, "13a")
+
+
 def _bleu(args):
     from bleu_core import Bleu
 
-    return Bleu(tokenize=args.tokenize, lowercase=args.lowercase, smooth_method=args.smooth_method,
+    tokenize = args.tokenize or default_tokenizer(getattr(args, "langpair", None))
+    return Bleu(tokenize=tokenize, lowercase=args.lowercase, smooth_method=args.smooth_method,
                 smooth_value=args.smooth_value, max_ngram_order=args.max_ngram_order,
                 effective_order=args.effective_order or getattr(args, "sentence_level", False))
 
@@ -81,8 +89,15 @@ def _metric_list(text: str):
     return ids
 
 
+def _add_ter(p) -> None:
+    g = p.add_argument_group("TER options (sacrebleu's; accepted and ignored: beambleu has no TER yet)")
+    for flag in ("--ter-case-sensitive", "--ter-asian-support", "--ter-no-punct", "--ter-normalized"):
+        g.add_argument(flag, action="store_true", help="ignored")
+
+
 def add_metric_arguments(p, run: bool = False) -> None:
-    """``--metrics`` and every metric's options."""
+    """``--metrics`` and every metric's options (``score`` also accepts sacrebleu's TER flags,
+    ignored as sacrebleu ignores the flags of a metric that is not selected)."""
     if run:
         p.add_argument("--metrics", type=_metric_list, default=["bleu"], metavar="M[,M...]",
                        help=f"metrics computed in the same pass: {', '.join(METRIC_IDS)} (default: bleu)")
@@ -91,6 +106,8 @@ def add_metric_arguments(p, run: bool = False) -> None:
                        help=f"metrics to compute: {', '.join(METRIC_IDS)} (default: bleu)")
     for add, _ in _METRICS.values():
         add(p, run)
+    if not run:
+        _add_ter(p)
 
 
 def metrics_from_args(args):

@@ -300,6 +300,7 @@ class Finalize:
 
     def __call__(self, elements):
         from .results import JSON_COLUMN, group_doc, score_parts
+        from .significance import strip_replicates
 
         cfg = self.cfg
         try:
@@ -314,8 +315,7 @@ class Finalize:
             if corpus_acc is None:
                 raise ValueError("no pairs were scored")
             corpus = group_doc(self.metrics, corpus_acc, self.sig)
-            for part in score_parts(corpus):
-                part.pop("_replicates", None)
+            strip_replicates(score_parts(corpus))
             signatures = [part["signature"] for part in score_parts(corpus)]
             counts = {g: sum(n for _, n in ps) for g, ps in parts.items()}
             sets = grouping_sets(counts, self.spec, cfg)
@@ -323,7 +323,8 @@ class Finalize:
                     "grouping_sets": sets,
                     "inputs": {**self.inputs, "pairs": corpus["n_pairs"]}}
             if self.sig is not None and self.sig.n_boot:
-                head["bootstrap"] = {"n": self.sig.n_boot, "seed": self.sig.seed, "method": "poisson",
+                method = "poisson" if self.sig.intervals else "approximate-randomization"
+                head["bootstrap"] = {"n": self.sig.n_boot, "seed": self.sig.seed, "method": method,
                                      "paired": self.sig.paired, "baseline": self.sig.baseline,
                                      "system_column": "system" if self.spec.wide else self.sig.system_column}
             if cfg.sentence_output:

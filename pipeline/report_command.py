@@ -74,7 +74,21 @@ def load(path: str) -> List[Dict]:
     return metric_views(doc)
 
 
+def _interval_of_sacrebleu_fields(d):
+    """A score object as sacrebleu's JSON gives it (``confidence_mean``/``confidence_var`` of one
+    system, or the paired tests' ``mean``/``ci``): the interval shown is mean ± half-width, as
+    sacrebleu's own table shows it (``beambleu score --with-stats`` and ``beambleu run`` give the
+    percentile bounds themselves)."""
+    if not isinstance(d, dict) or "confidence_low" in d:
+        return d
+    for mean, half in (("confidence_mean", "confidence_var"), ("mean", "ci")):
+        if _number(d.get(mean)) and _number(d.get(half)) and d.get(mean) is not None and d.get(half) is not None:
+            return {**d, "confidence_low": d[mean] - d[half], "confidence_high": d[mean] + d[half]}
+    return d
+
+
 def _from_score(d, path: str, where: str) -> Dict:
+    d = _interval_of_sacrebleu_fields(d)
     _check_score(d, path, where)
     return {"signature": d.get("signature", ""), "corpus": d, "groups": [],
             "bootstrap": {"n": d.get("bs"), "seed": d.get("seed")}}
@@ -195,7 +209,7 @@ def from_paired_score(rows, path: str) -> List[Dict]:
             if system.startswith("Baseline: "):
                 system = system[len("Baseline: "):]
                 baseline = system
-            b = row[name]
+            b = _interval_of_sacrebleu_fields(row[name])
             signature = b.get("signature", signature)
             groups.append({"group_by": ["system"], "key": {"system": system}, **b})
         sig = dict(part.partition(":")[::2] for part in signature.split("|") if part)
@@ -203,6 +217,11 @@ def from_paired_score(rows, path: str) -> List[Dict]:
                       "bootstrap": {"n": sig.get("bs"), "seed": sig.get("seed"), "baseline": baseline,
                                     "system_column": "system"}})
     return views
+
+
+def _test_name(boot: Dict) -> str:
+    """The paired test a result was made with (``bootstrap.method``)."""
+    return "approximate randomization" if boot.get("method") == "approximate-randomization" else "paired bootstrap"
 
 
 def _is_metric(name: str, wanted: str) -> bool:
@@ -359,7 +378,7 @@ def plot(doc: Dict, cols: List[str], system: str, path: str, fmt: str) -> None:
     if "confidence_low" in (groups[0] if groups else {}):
         title += f", 95% bootstrap intervals (B = {boot.get('n', '?')})"
     if baseline is not None:
-        title += f"\n* p < {ALPHA} against the baseline {baseline} (paired bootstrap)"
+        title += f"\n* p < {ALPHA} against the baseline {baseline} ({_test_name(boot)})"
     ax.set_title(title, fontsize=9)
     ax.set_xlim(-0.6, len(xs) - 0.4)
     ax.grid(axis="y", alpha=0.3)
@@ -426,10 +445,13 @@ def _section(doc: Dict, cols: List[str], system: str, w: int, named: bool) -> Li
         out += ["", render(header, rows)]
         notes = []
         if any("confidence_low" in g for g in doc["groups"]):
-            notes.append(f"[low, high]: 95% bootstrap interval ({boot.get('n', '?')} resamples, "
-                         f"seed {boot.get('seed', '?')})")
+            if boot.get("n") is None:  # sacrebleu's JSON fields: mean and half-width only
+                notes.append("[low, high]: bootstrap mean -/+ the 95% half-width (as the JSON of `score` gives them)")
+            else:
+                notes.append(f"[low, high]: 95% bootstrap interval ({boot['n']} resamples, "
+                             f"seed {boot.get('seed', '?')})")
         if boot.get("baseline") is not None:
-            notes.append(f"(b): baseline {boot['baseline']}; *: p < {ALPHA} in the paired bootstrap test against it")
+            notes.append(f"(b): baseline {boot['baseline']}; *: p < {ALPHA} in the {_test_name(boot)} test against it")
         if notes:
             out += [""] + notes
     return out

@@ -45,15 +45,28 @@ def as_metric_set(metrics) -> MetricSet:
     return MetricSet(metrics)
 
 
+#: Significance.method: Poisson bootstrap replicates (intervals, --paired-bs) or the approximate
+#: randomization test's swapped totals (--paired-ar)
+BOOTSTRAP, RANDOMIZATION = "bootstrap", "randomization"
+
+
 @dataclass(frozen=True)
 class Significance:
-    """What the scores get from the bootstrap replicates (all off by default)."""
+    """What the scores get from the replicates each accumulator holds (all off by default):
+    ``n_boot`` bootstrap replicates, or with ``method=RANDOMIZATION`` ``n_boot`` trials of the
+    approximate randomization test (each trial's totals of the swapped rows)."""
 
     n_boot: int = 0
     seed: int = 12345
     paired: bool = False
     baseline: Optional[str] = None
     system_column: str = "system"
+    method: str = BOOTSTRAP
+    seed_label: Optional[str] = None  # the signature's seed: value (SACREBLEU_SEED=none: "none")
+
+    @property
+    def intervals(self) -> bool:
+        return bool(self.n_boot) and self.method == BOOTSTRAP
 
 
 def metric_dicts(metrics: MetricSet, acc: np.ndarray, sig: Optional[Significance] = None) -> List[Dict]:
@@ -68,11 +81,19 @@ def metric_dicts(metrics: MetricSet, acc: np.ndarray, sig: Optional[Significance
     if boot is not None and boot.shape[0] != n_boot:
         raise ValueError(f"accumulator holds {boot.shape[0]} bootstrap replicates, expected {n_boot}")
     out = []
+    seed = None if not n_boot else (sig.seed_label or sig.seed)
     for metric, cols in zip(metrics, metrics.slices):
-        score = metric.score(totals[cols], nrefs, n_bootstrap=n_boot or None, seed=sig.seed if n_boot else None)
+        score = metric.score(totals[cols])
+        if nrefs is not None:  # (an empty accumulator has no signature)
+            signature = metric.signature(nrefs, n_bootstrap=n_boot if n_boot and sig.intervals else None, seed=seed)
+            if n_boot and not sig.intervals:
+                signature.update("ar", n_boot)
+            score.signature = signature.format()
         d = score.to_dict()
-        if n_boot:
+        if n_boot and sig.intervals:
             d.update(interval(metric, boot[:, cols]))
+        elif n_boot:  # the randomization test's inputs, for pairing (not written)
+            d["_swapped"] = (metric, totals[cols], boot[:, cols])
         out.append(d)
     return out
 
@@ -146,7 +167,7 @@ class TableLayout:
                 cols.append((prefix + name, typ, partial(_field, i, field)))
                 if name != "signature" or sig is None:
                     continue
-                if sig.n_boot:
+                if sig.intervals:
                     cols += [(prefix + c, pa.float64(), partial(_field, i, c)) for c in TABLE_CONFIDENCE]
                 if sig.paired:
                     cols.append((prefix + "baseline", pa.string(), partial(_group_field, "baseline")))
@@ -170,7 +191,7 @@ def score_groups(metrics, group_by: Sequence[str], table: grouptable.GroupTable,
     """The JSON objects of one combined table's groups, in its (canonical) key order, a chunk at a
     time (memory: a chunk, plus the baseline's groups when testing), with the paired test against
     the baseline's group of the same other key values when asked."""
-    from .significance import paired
+    from .significance import paired, strip_replicates
 
     metrics = as_metric_set(metrics)
     testing = sig is not None and sig.paired and system_column in group_by
@@ -194,8 +215,7 @@ def score_groups(metrics, group_by: Sequence[str], table: grouptable.GroupTable,
                     part["p_value"] = None
                 if key[pos] != sig.baseline:
                     d["paired_note"] = "the baseline has no pairs in this group"
-        for part in score_parts(d):
-            part.pop("_replicates", None)
+        strip_replicates(score_parts(d))
         docs.append(d)
         if len(docs) == chunk_rows:
             yield docs

@@ -59,22 +59,26 @@ def check_args(args) -> None:
         raise UsageError("--batch-size must be at least 1")
     if args.json_groups_limit < 0:
         raise UsageError("--json-groups-limit must be at least 0")
-    if args.paired_bs:
+    if args.paired_bs and args.paired_ar:
+        raise UsageError("--paired-bs and --paired-ar: one paired test per run (as in sacrebleu)")
+    if args.paired_ar and args.confidence:
+        raise UsageError("--paired-ar gives p-values, not intervals: run --confidence or --paired-bs separately")
+    if args.paired_bs or args.paired_ar:
+        test = "--paired-bs" if args.paired_bs else "--paired-ar"
         if not args.baseline:
-            raise UsageError("--paired-bs needs --baseline SYSTEM")
+            raise UsageError(f"{test} needs --baseline SYSTEM")
         if args.candidate_columns:
             if args.baseline not in args.candidate_columns:
                 raise UsageError(f"--baseline {args.baseline}: not one of --candidate-columns "
                                          f"{','.join(args.candidate_columns)}")
         else:
             if not args.id_column:
-                raise UsageError("--paired-bs in long format needs --id-column: the segment id that is "
-                                         "the same for every system, so that their resampling weights are paired")
+                raise UsageError(f"{test} in long format needs --id-column: the segment id that is "
+                                 "the same for every system, so that their resampling weights are paired")
             if not any(args.system_column in g for g in (args.group_by or [])):
-                raise UsageError(f"--paired-bs needs a --group-by that includes --system-column "
-                                         f"{args.system_column}")
+                raise UsageError(f"{test} needs a --group-by that includes --system-column {args.system_column}")
     elif args.baseline:
-        raise UsageError("--baseline is for --paired-bs")
+        raise UsageError("--baseline is for --paired-bs and --paired-ar")
 
 
 def key_types(spec: InputSpec, schema) -> dict:
@@ -110,11 +114,16 @@ def check_pair_columns(spec: InputSpec, metrics) -> None:
 
 
 def significance_config(args, width: int):
-    from .significance import n_boot
+    from .results import BOOTSTRAP, RANDOMIZATION
+    from .significance import n_boot, n_trials, resolve_seed
     from .transforms import Significance
 
+    resolve_seed(args)
+    if args.paired_ar:
+        return Significance(n_boot=n_trials(args, width), seed=args.seed, paired=True, baseline=args.baseline,
+                            system_column=args.system_column, method=RANDOMIZATION, seed_label=args.seed_label)
     return Significance(n_boot=n_boot(args, width), seed=args.seed, paired=args.paired_bs, baseline=args.baseline,
-                        system_column=args.system_column)
+                        system_column=args.system_column, method=BOOTSTRAP, seed_label=args.seed_label)
 
 
 def input_spec(args) -> InputSpec:
@@ -218,7 +227,7 @@ def _run_job(args, beam_argv, spec, metrics, sig, opts, runner_obj, out_cfg, dry
                                            progress)
     computed = batches | "ComputeMetrics" >> ComputeMetrics(metrics, spec, args.null_candidate,
                                                             out_cfg.sentence_tmp, sig.n_boot, sig.seed,
-                                                            sig.system_column)
+                                                            sig.system_column, not sig.intervals)
     stats = computed["stats"] if out_cfg.sentence_tmp else computed
     try:
         layout = results.TableLayout(key_types(spec, the_plan.schema), metrics, sig)

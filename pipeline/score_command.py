@@ -1,44 +1,87 @@
-"""``beambleu score REF [REF ...] -i HYP``: a drop-in for ``sacrebleu REF... -i HYP -m bleu chrf``.
+"""``beambleu score``: sacrebleu's command line, computed by beambleu.
 
-Imports ``bleu_core`` only (never Apache Beam), streams the files in chunks, and prints
-nothing until every line has been scored, so an error never leaves partial output.
+``beambleu score REF... -i HYP...`` takes the arguments of ``sacrebleu`` 2.6.0 and prints what it
+prints (the version field aside): one system's scores as JSON, text or ``-b``; several systems as
+sacrebleu's table (text, JSON or LaTeX); the paired bootstrap and approximate randomization tests;
+``--sentence-level``; systems and references from files (``.gz`` too, in any ``-e`` encoding), from
+tab-separated columns (``-nr N``) or from standard input (one system per tab-separated column);
+sacrebleu's test sets (``-t``/``-l``, through its own registry).
+
+Imports ``bleu_core`` only (never Apache Beam), streams the files in chunks (every system in the same
+pass), and prints nothing until every line has been scored, so an error never leaves partial output.
+Resampled numbers (intervals, p-values) come from beambleu's counter-based generators, not from
+sacrebleu's numpy draws, so they differ from sacrebleu's within the resampling noise.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import sys
+from typing import Dict, List, Optional
+
+import numpy as np
 
 from .argtypes import int_at_least
 from .errors import UsageError
-from .textfiles import InputError, add_max_line_bytes, iter_chunks
+from .textfiles import Source, add_max_line_bytes, check_encoding, iter_chunks
+
+FORMATS = ("json", "text", "latex")
+#: ANSI colours as sacrebleu (colorama) writes them
+_COLORS = {"red": "\x1b[31m", "green": "\x1b[32m", "yellow": "\x1b[33m", "cyan": "\x1b[36m"}
+_RESET = "\x1b[0m"
+
+
+def _encoding(value: str) -> str:
+    try:
+        return check_encoding(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def add_report_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("report options (as in sacrebleu)")
+    g.add_argument("--quiet", "-q", action="store_true", help="no messages on stderr")
+    g.add_argument("--short", "-sh", action="store_true", help="abbreviated signatures (text output)")
     g.add_argument("--score-only", "-b", action="store_true", help="print only the score")
-    g.add_argument("--width", "-w", type=int_at_least(0), default=1, help="decimals in text output (default: %(default)s)")
-    g.add_argument("--format", "-f", choices=["json", "text"], default="json",
-                   help="output format (default: %(default)s); JSON 'score' keeps full precision")
-    g.add_argument("--quiet", "-q", action="store_true", help="no warnings on stderr")
+    g.add_argument("--width", "-w", type=int_at_least(0), default=1, help="decimals (default: %(default)s)")
+    g.add_argument("--no-color", "-nc", action="store_true",
+                   help="no terminal colours (they are used only when stdout is a terminal and NO_COLOR is unset)")
+    g.add_argument("--format", "-f", choices=FORMATS, default="json",
+                   help="output format (default: %(default)s; $SACREBLEU_FORMAT overrides it); latex is for several "
+                        "systems")
+    g.add_argument("--with-stats", action="store_true",
+                   help="JSON of one system: add score_exact (the unrounded score), the metric's statistics and, "
+                        "with --confidence, the unrounded interval (confidence_mean_exact, confidence_low, "
+                        "confidence_high, confidence_half_width) (not a sacrebleu flag)")
 
 
 def build_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    p.add_argument("refs", nargs="+", metavar="REF", help="reference file(s), one segment per line (.gz ok)")
-    p.add_argument("--input", "-i", nargs="+", default=["-"], metavar="HYP",
-                   help="system output file (default: standard input); with --paired-bs several, the first "
-                        "being the baseline")
-    p.add_argument("--sentence-level", "-sl", action="store_true",
-                   help="one score per line, with effective order (printed as text, like sacrebleu)")
+    from . import testsets
     from .metric_options import add_metric_arguments
-
-    add_metric_arguments(p)
     from .significance import add_significance_arguments
 
+    p.add_argument("refs", nargs="*", default=[], metavar="REF",
+                   help="reference file(s), one segment per line (.gz ok), before -i")
+    p.add_argument("--input", "-i", nargs="*", default=None, metavar="HYP",
+                   help="system output file(s); several: a table of systems, the first being the baseline of "
+                        "--paired-bs/--paired-ar (default: standard input, one system per tab-separated column)")
+    p.add_argument("--num-refs", "-nr", type=int_at_least(1), default=1, metavar="N",
+                   help="one reference file holding N tab-separated references per line (default: %(default)s)")
+    p.add_argument("--encoding", "-e", type=_encoding, default="utf-8",
+                   help="encoding of the input files (default: %(default)s)")
+    p.add_argument("--sentence-level", "-sl", action="store_true",
+                   help="one score per line (BLEU with effective order), as sacrebleu prints them")
+    testsets.add_testset_arguments(p)
+    add_metric_arguments(p)
     add_significance_arguments(p)
     add_report_arguments(p)
     add_max_line_bytes(p)
+    from . import cli
+
+    p.add_argument("--version", "-V", action="version", version=f"beambleu {cli._version()}")
     return p
 
 
@@ -48,171 +91,441 @@ def warn_tokenized(hyp_iter_count: int, args) -> None:
               "(--force silences this)", file=sys.stderr)
 
 
+def _info(args, message: str) -> None:
+    if not args.quiet:
+        print(f"beambleu: {message}", file=sys.stderr)
+
+
+class _Color:
+    def __init__(self, on: bool):
+        self.on = on
+
+    def __call__(self, text: str, color: str) -> str:
+        return f"{_COLORS[color]}{text}{_RESET}" if self.on else text
+
+
+def _colors(args) -> _Color:
+    """sacrebleu's colours: on unless ``-nc`` or ``$NO_COLOR``, and (colorama strips them
+    otherwise) only when standard output is a terminal."""
+    from .testsets import detail_color
+
+    return _Color(detail_color(args.no_color))
+
+
+# ----------------------------------------------------------------------------- the command line
+
+
 def _check_args(args) -> None:
-    if len(args.input) > 1 and not args.paired_bs:
-        raise UsageError("several -i files need --paired-bs (the first is the baseline)")
-    if args.paired_bs and len(args.input) < 2:
-        raise UsageError("--paired-bs needs a baseline and at least one more system (-i BASE SYS...)")
-    if args.sentence_level and (args.confidence or args.paired_bs):
-        raise UsageError("--sentence-level does not combine with --confidence or --paired-bs")
+    from . import testsets
+
     if args.sentence_level and len(set(args.metrics)) > 1:
         raise UsageError("--sentence-level scores one metric at a time (as in sacrebleu)")
-    if args.input.count("-") + args.refs.count("-") > 1:
+    testsets.check_testset_args(args)
+    if args.num_refs > 1 and len(args.refs) > 1:
+        raise UsageError("-nr/--num-refs reads N tab-separated references from one reference file; give only one")
+    if not args.refs and not args.test_set:
+        raise UsageError("no references: give reference files before -i, or a test set (-t) and a language pair "
+                         "(-l)")
+    if args.input is not None and not args.input:
+        raise UsageError("-i/--input needs at least one file")
+    if (args.input or ["-"]).count("-") + args.refs.count("-") > 1:
         raise UsageError("standard input (-) can be read once only")
 
 
+def _system_sources(args):
+    """(sources, names) of the systems in -i (a baseline repeated under -i is read once, as in
+    sacrebleu), or standard input's columns (names known after its first line)."""
+    if args.input is None:
+        return [Source(("-",), 0, args.encoding, universal_newlines=True)], None
+    names: List[str] = []
+    paired = args.paired_bs or args.paired_ar
+    for path in args.input:
+        if path in names:
+            if paired and path == names[0]:
+                _info(args, f"ignoring {path!r}: it is also the baseline")
+                continue
+            raise UsageError(f"{path!r} is given twice in -i")
+        names.append(path)
+    return [Source((p,), 1, args.encoding) for p in names], names
+
+
+def _reference_sources(args):
+    from . import testsets
+
+    if args.test_set:
+        per_set = testsets.reference_files(args)
+        n = max(len(files) for files in per_set)
+        return [Source(tuple(files[r] for files in per_set if r < len(files)), 1, args.encoding) for r in range(n)]
+    if args.num_refs > 1:
+        return [Source((args.refs[0],), args.num_refs, args.encoding)]
+    return [Source((r,), 1, args.encoding) for r in args.refs]
+
+
+# ----------------------------------------------------------------------------- adding up
+
+
 class _System:
-    """What is added up for one system output: total statistics, replicate totals (or None),
-    sentence lines, the number of lines ending in a tokenized period."""
+    """What is added up for one system: total statistics, bootstrap replicate totals, the
+    randomization test's swapped totals, the --detail subsets' totals, sentence lines, and the
+    number of lines ending in a tokenized period."""
 
-    def __init__(self, path: str):
-        self.path, self.total, self.boot, self.lines, self.tokenized = path, None, None, [], 0
+    def __init__(self, width: int, n_subsets: int):
+        self.total = np.zeros(width, dtype=np.int64)
+        self.boot = self.swapped = None
+        self.subsets = np.zeros((n_subsets, width), dtype=np.int64)
+        self.n_subset = [0] * n_subsets
+        self.lines: List[str] = []
+        self.n, self.tokenized = 0, 0
 
-    def add(self, metrics, hyps, refs, first: int, args, n_boot: int) -> None:
-        import numpy as np
+    def add(self, run: "_Run", hyps, refs, first: int) -> None:
+        from bleu_core import bootstrap as bs
 
-        from bleu_core import BatchInputError
+        from .significance import row_keys_for_lines
 
-        from .significance import replicates_of_rows, row_keys_for_lines
-
+        rows = run.metrics.batch_stats(hyps, refs, per_row=True)
+        keep = None if run.mask is None else _window(run.mask, first, len(hyps))
+        for i, (_, m) in enumerate(run.subsets):
+            sel = _window(m, first, len(hyps))
+            self.subsets[i] += rows[sel].sum(axis=0)
+            self.n_subset[i] += int(sel.sum())
+        if keep is not None:
+            rows = rows[keep]
+            hyps = [h for h, k in zip(hyps, keep) if k]
         self.tokenized += sum(h.endswith(" .") for h in hyps)
-        try:
-            rows = metrics.batch_stats(hyps, refs, per_row=args.sentence_level or n_boot > 0)
-        except BatchInputError as exc:  # pragma: no cover - text files cannot hold nulls
-            raise InputError(self.path, exc.reason, first + exc.row + 1) from None
-        if args.sentence_level:
-            one = metrics[0].sentence_metric()
-            nrefs = len(args.refs)
-            self.lines.extend(one.score(row, nrefs).format(args.width, args.score_only) for row in rows)
+        self.n += len(rows)
+        if run.args.sentence_level:
+            one = run.metrics[0].sentence_metric()
+            sig = one.signature(run.nrefs).format(run.args.short)
+            self.lines.extend(one.score(row).format(run.args.width, run.args.score_only, sig) for row in rows)
             return
-        if n_boot:
-            b = replicates_of_rows(rows, row_keys_for_lines(len(hyps), first), n_boot, args.seed)
+        keys = row_keys_for_lines(len(keep) if keep is not None else len(rows), first)
+        if keep is not None:
+            keys = keys[keep]
+        if run.n_boot:
+            b = bs.bootstrap_totals(rows, keys, run.n_boot, run.args.seed)[0]
             self.boot = b if self.boot is None else self.boot + b
-            rows = np.asarray(rows).sum(axis=0)
-        self.total = rows if self.total is None else self.total + rows
+        if run.n_trials:
+            s = bs.swap_totals(rows, keys, run.n_trials, run.args.seed)[0]
+            self.swapped = s if self.swapped is None else self.swapped + s
+        self.total += rows.sum(axis=0)
+
+
+def _window(mask: np.ndarray, first: int, n: int) -> np.ndarray:
+    """``mask[first:first + n]``, False past its end (lines beyond the test set)."""
+    out = np.zeros(n, dtype=bool)
+    part = mask[first:first + n]
+    out[:len(part)] = part
+    return out
+
+
+def _test_set_lines(ref_sources) -> int:
+    """Lines of the test sets' (cached, local) first reference files, one after the other."""
+    n = 0
+    for path in ref_sources[0].paths:
+        with open(path, "rb") as f:
+            n += sum(1 for _ in f)
+    return n
+
+
+class _Run:
+    def __init__(self, args, metrics, mask, subsets):
+        from .significance import n_boot, n_trials
+
+        self.args, self.metrics, self.mask, self.subsets = args, metrics, mask, subsets
+        self.n_boot = n_boot(args, metrics.width)
+        self.n_trials = n_trials(args, metrics.width)
+        self.nrefs = 1
 
 
 def run(args) -> int:
+    from . import testsets
     from .metric_options import metrics_from_args
-    from .significance import n_boot as boot_count
+    from .significance import resolve_seed
 
+    env_format = os.environ.get("SACREBLEU_FORMAT", "").lower()
+    if env_format in FORMATS:
+        args.format = env_format
+    done = testsets.info_command(args)
+    if done is not None:
+        return done
     _check_args(args)
+    resolve_seed(args)
+    if args.sentence_level:
+        args.effective_order = True
     metrics = metrics_from_args(args)
-    nrefs = len(args.refs)
-    n_boot = boot_count(args, metrics.width)
-    systems = [_System(hyp) for hyp in args.input]
-    done = 0
-    for hyps, refs in iter_chunks(args.input, args.refs, args.max_line_bytes):
+    hyp_sources, names = _system_sources(args)
+    if names is not None:
+        _check_systems(args, len(names))  # else (standard input) once its first line is read
+    ref_sources = _reference_sources(args)
+    mask = testsets.keep_mask(args, _test_set_lines(ref_sources)) if args.origlang or args.subset else None
+    subsets = testsets.detail_subsets(args) if args.detail else []
+    state = _Run(args, metrics, mask, subsets)
+    systems: List[_System] = []
+    first = 0
+    for hyps, refs in iter_chunks(hyp_sources, ref_sources, args.max_line_bytes):
+        if not systems:
+            systems = [_System(metrics.width, len(subsets)) for _ in hyps]
+            if names is None:
+                _check_systems(args, len(systems))
+            state.nrefs = len(refs[0])
         for system, candidates in zip(systems, hyps):
-            system.add(metrics, candidates, refs, done, args, n_boot)
-        done += len(refs)
+            system.add(state, candidates, refs, first)
+        first += len(refs)
+    if names is None:
+        names = [f"System {i + 1}" for i in range(len(systems))]
+    if systems[0].n == 0:
+        raise testsets.empty_subset_error(args)
     warn_tokenized(max(s.tokenized for s in systems), args)
     if args.sentence_level:
         sys.stdout.write("\n".join(systems[0].lines) + "\n")
         return 0
-    results = [_score_system(metrics, s, nrefs, n_boot, args) for s in systems]
-    if args.paired_bs:
-        from .significance import paired, strip_replicates
-
-        for i in range(len(metrics)):
-            base = results[0][i][1]
-            base["p_value"] = None
-            for r in results[1:]:
-                r[i][1].update(paired(r[i][1], base))
-        for r in results:
-            strip_replicates([d for _, d in r])
-        _print_paired(args.input, metrics, results, args)
+    if args.detail and args.format == "json":
+        args.format = "text"  # as sacrebleu: the subsets' lines follow the scores
+    if len(systems) == 1:
+        _print_single(state, systems[0])
+        if args.detail:
+            _print_detail(state, systems[0])
         return 0
-    _print_single(results[0], args)
+    _info(args, f"found {len(systems)} systems")
+    _print_table(state, names, systems)
     return 0
 
 
-def _score_system(metrics, system: _System, nrefs: int, n_boot: int, args):
-    """(score, JSON object) of each metric for one system, in ``metrics`` order."""
-    from .significance import interval
-
-    out = []
-    for metric, cols in zip(metrics, metrics.slices):
-        score = metric.score(system.total[cols], nrefs, n_bootstrap=n_boot or None,
-                             seed=args.seed if n_boot else None)
-        d = score.to_dict()
-        if n_boot:
-            d = _with_confidence(d, interval(metric, system.boot[:, cols], args.width))
-        out.append((score, d))
-    return out
+def _check_systems(args, n: int) -> None:
+    paired = args.paired_bs or args.paired_ar
+    if args.sentence_level and n > 1:
+        raise UsageError("--sentence-level scores one system at a time (as in sacrebleu)")
+    if args.sentence_level and (args.confidence or paired):
+        raise UsageError("--sentence-level does not combine with --confidence or the paired tests")
+    if paired and n == 1:
+        raise UsageError("the paired tests need a baseline and at least one more system (-i BASE SYS...)")
+    if n > 1 and args.confidence and not paired:
+        raise UsageError("--confidence is for one system; for several use --paired-bs or --paired-ar")
 
 
-def _text_line(score, d, args) -> str:
-    text = score.format(args.width)
-    if "confidence" in d:
-        head, _, rest = text.partition(f" = {score.score:.{args.width}f}")
-        text = f"{head} = {score.score:.{args.width}f} ({d['confidence']}){rest}"
-    return text
+# ----------------------------------------------------------------------------- one system
 
 
-def _print_single(results, args) -> None:
+def _sacrebleu_json(score, signature: str, width: int, ci: Optional[Dict], stats: bool) -> str:
+    """sacrebleu's JSON object of one score (its keys, its rounding), then, with ``--with-stats``,
+    ``score_exact`` and the metric's statistics."""
+    d = {"name": score.name, "score": float(f"{score.score:.{width}f}"), "signature": signature}
+    if ci is not None:
+        mean, half = f"{ci['mean']:.{width}f}", f"{ci['half_width']:.{width}f}"
+        d.update(confidence_mean=float(mean), confidence_var=float(half), confidence=f"μ = {mean} ± {half}")
+    verbose = getattr(score, "verbose_score", "")
+    if verbose:
+        d["verbose_score"] = verbose
+    for part in signature.split("|"):
+        key, _, value = part.partition(":")
+        d[key] = value
+    if stats:
+        d["score_exact"] = score.score
+        if ci is not None:
+            d.update(confidence_mean_exact=ci["mean"], confidence_low=ci["low"], confidence_high=ci["high"],
+                     confidence_half_width=ci["half_width"])
+        d.update({k: v for k, v in score.to_dict().items() if k not in d and k != "score"})
+    return json.dumps(d, indent=1, ensure_ascii=False)
+
+
+def _print_single(run: _Run, system: _System) -> None:
     """One system's scores as sacrebleu prints them: JSON (a list for several metrics), the
     scores alone (``-b``), or text lines aligned on their ``=``."""
-    from .significance import strip_replicates
+    from bleu_core import bootstrap as bs
 
-    strip_replicates([d for _, d in results])
-    if args.score_only:  # sacrebleu's -b keeps the interval: "77.1 (μ = 77.0 ± 6.8)"
-        lines = [f"{score.score:.{args.width}f}" + (f" ({d['confidence']})" if "confidence" in d else "")
-                 for score, d in results]
-        if args.format == "json" and len(lines) > 1:
-            print("[\n" + ",\n".join(lines) + "\n]")
-        else:
-            print("\n".join(lines))
-    elif args.format == "json":
-        texts = [json.dumps(d, indent=1, ensure_ascii=False) for _, d in results]
-        print(texts[0] if len(texts) == 1 else "[\n" + ",\n".join(texts) + "\n]")
-    else:
-        lines = [_text_line(score, d, args) for score, d in results]
-        w = max(line.index("=") - 1 for line in lines)
-        print("\n".join(f"{line[:line.index('=') - 1]:>{w}}{line[line.index('=') - 1:]}" for line in lines))
-
-
-def _with_confidence(d, ci):
-    """sacrebleu's key order: name, score, signature, the confidence fields, then the rest."""
-    out = {}
-    for k, v in d.items():
-        out[k] = v
-        if k == "signature":
-            out.update(ci)
-    if "confidence" not in out:
-        out.update(ci)
-    return out
-
-
-def _print_paired(paths, metrics, results, args) -> None:
-    """The paired test's table: one row per system, one column per metric (JSON: one object per
-    system, one entry per metric)."""
-    names = [f"Baseline: {hyp}" if i == 0 else hyp for i, hyp in enumerate(paths)]
-    if args.format == "json":
-        keys = ("score", "p_value", "significant", "difference", "confidence_mean", "confidence_low",
-                "confidence_high", "confidence_half_width", "confidence", "signature")
-        rows = [{"system": name, **{score.name: {k: d[k] for k in keys if k in d} for score, d in r}}
-                for name, r in zip(names, results)]
-        print(json.dumps(rows, indent=4, ensure_ascii=False))
-        return
+    args, color = run.args, _colors(run.args)
     w = args.width
-    table = []
-    for i, r in enumerate(results):
-        cells = []
-        for score, d in r:
-            cell = f"{score.score:.{w}f} ({d['confidence_mean']:.{w}f} ± {d['confidence_half_width']:.{w}f})"
-            if i:
-                cell += f" (p = {d['p_value']:.4f}){'*' if d['significant'] else ''}"
-            cells.append(cell)
-        table.append(cells)
-    heads = [f"{score.name} (μ ± 95% CI half-width)" for score, _ in results[0]]
-    width = max(len(n) for n in names + ["System"])
-    cols = [max(len(c) for c in [h] + [row[j] for row in table]) for j, h in enumerate(heads)]
-    fmt = lambda first, cells: "  ".join([f"{first:<{width}}"] + [f"{c:<{cols[j]}}" for j, c in enumerate(cells)])  # noqa: E731
-    print(fmt("System", heads).rstrip())
-    for n, cells in zip(names, table):
-        print(fmt(n, cells).rstrip())
+    out = []
+    for metric, cols in zip(run.metrics, run.metrics.slices):
+        score = metric.score(system.total[cols])
+        ci = None
+        if run.n_boot:
+            ci = bs.percentile_interval(bs.replicate_scores(metric, system.boot[:, cols]))
+        sig = metric.signature(run.nrefs, n_bootstrap=run.n_boot or None,
+                               seed=args.seed_label if run.n_boot else None)
+        if args.format == "json" and not args.score_only:
+            out.append(_sacrebleu_json(score, sig.format(), w, ci, args.with_stats))
+            continue
+        conf = f" (μ = {ci['mean']:.{w}f} ± {ci['half_width']:.{w}f})" if ci else ""
+        if args.score_only:
+            out.append(f"{score.score:.{w}f}{conf}")
+            continue
+        line = score.format(w, False, sig.format(args.short))
+        head, sep, rest = line.partition(f" = {score.score:.{w}f}")
+        out.append(f"{head}{sep}{conf}{rest}")
+    if args.format == "json":
+        print(out[0] if len(out) == 1 else "[\n" + ",\n".join(out) + "\n]")
+        return
+    if "μ" in out[0]:
+        out = [re.sub(r"(\(μ = [0-9\.]+ ± [0-9\.]+\))", lambda m: color(m.group(), "cyan"), line) for line in out]
+    if len(out) == 1:
+        print(out[0])
+        return
+    lens = []
+    for line in out:
+        if "=" in line:
+            lens.append(line.index("=") - 1)
+        else:
+            print(line)
+    if lens:
+        width = max(lens)
+        for n, line in zip(lens, out):
+            print(f"{line[:n]:>{width}}{line[n:]}")
+
+
+def _print_detail(run: _Run, system: _System) -> None:
+    """``--detail``: the scores of the test set's subsets (origlang and domain), as sacrebleu."""
+    from . import testsets
+
+    rows = []
+    order = sorted(range(len(run.metrics)), key=lambda i: [m.lower() for m in run.args.metrics].index(
+        run.metrics[i].id))  # sacrebleu scores the subsets in -m order
+    for (label, _), totals, n in zip(run.subsets, system.subsets, system.n_subset):
+        if n:
+            for i in order:
+                score = run.metrics[i].score(totals[run.metrics.slices[i]])
+                rows.append((label, n, score.name, score.score))
+    for line in testsets.format_detail(rows, run.args.width, _colors(run.args).on):
+        print(line)
+
+
+# ----------------------------------------------------------------------------- several systems
+
+
+class _Result:
+    """One cell of the paired tests' table, with sacrebleu's ``Result`` fields (its JSON)."""
+
+    def __init__(self, score: float, p_value=None, mean=None, ci=None):
+        self.score, self.p_value, self.mean, self.ci = score, p_value, mean, ci
+
+
+def _table_columns(run: _Run, systems: List[_System]):
+    """{score name: cells} for every metric, and {score name: signature}: plain scores, or the
+    paired test's results."""
+    from bleu_core import bootstrap as bs
+
+    args = run.args
+    columns: Dict[str, list] = {}
+    sigs: Dict[str, str] = {}
+    for metric, cols in zip(run.metrics, run.metrics.slices):
+        scores = [metric.score(s.total[cols]) for s in systems]
+        name = scores[0].name
+        sig = metric.signature(run.nrefs)
+        if not (args.paired_bs or args.paired_ar):
+            columns[name] = [f"{s.score:.{args.width}f}" for s in scores]
+            sigs[name] = sig.format(args.short)
+            continue
+        sig.update("seed", args.seed_label)
+        results = []
+        if args.paired_bs:
+            sig.update("bs", run.n_boot)
+            reps = [bs.replicate_scores(metric, s.boot[:, cols]) for s in systems]
+            for i, (score, rep) in enumerate(zip(scores, reps)):
+                ci = bs.percentile_interval(rep)
+                p = None if i == 0 else bs.paired_p_value(rep, reps[0], score.score, scores[0].score)
+                results.append(_Result(score.score, p, ci["mean"], ci["half_width"]))
+        else:
+            sig.update("ar", run.n_trials)
+            base = systems[0]
+            results.append(_Result(scores[0].score))
+            for s, score in zip(systems[1:], scores[1:]):
+                p = bs.randomization_test(metric, base.total[cols], base.swapped[:, cols], s.total[cols],
+                                          s.swapped[:, cols])
+                results.append(_Result(score.score, p))
+        columns[name] = results
+        sigs[name] = sig.format(args.short)
+    return columns, sigs
+
+
+def _print_table(run: _Run, names: List[str], systems: List[_System]) -> None:
+    """sacrebleu's multi-system output: a table (text: tabulate's fancy_grid; latex: booktabs) or
+    a JSON list, the paired test's explanation, and the signatures."""
+    args = run.args
+    paired = args.paired_bs or args.paired_ar
+    if paired:
+        names = (["Baseline"] + [f"System {i + 1}" for i in range(len(names) - 1)] if args.input is None
+                 else [f"Baseline: {names[0]}"] + names[1:])
+    columns, sigs = _table_columns(run, systems)
+    if args.format == "json":
+        rows = []
+        for i, name in enumerate(names):
+            row = {"system": name}
+            for metric, cells in columns.items():
+                row[metric] = cells[i] if isinstance(cells[i], str) else dict(cells[i].__dict__)
+            rows.append(row)
+        print(json.dumps(rows, indent=4))
+        return
+    _print_grid(args, names, columns, sigs)
+
+
+def _print_grid(args, names, columns, sigs) -> None:
+    from tabulate import tabulate
+
+    color = _colors(args)
+    w = args.width
+    fmt = "fancy_grid" if args.format == "text" else "latex_booktabs"
+    sep = "\n" if fmt == "fancy_grid" else " "
+    table: Dict[str, list] = {"System": list(names)}
+    for metric, cells in columns.items():
+        texts, boot = [], False
+        for cell in cells:
+            if isinstance(cell, str):
+                texts.append(cell)
+                continue
+            text = f"{cell.score:.{w}f}"
+            if cell.mean is not None:
+                boot = True
+                text += f" ({cell.mean:.{w}f} ± {cell.ci:.{w}f})"
+            if cell.p_value is not None:
+                p = f"(p = {cell.p_value:.4f})"
+                text += sep + (color(p, "red") if cell.p_value > 0.05 else p + "*")
+            texts.append(text)
+        table[metric + (" (μ ± 95% CI)" if boot else "")] = texts
+    colored: Dict[str, list] = {}
+    baseline, baseline_name = False, ""
+    for key, vals in table.items():  # as sacrebleu: only a "Baseline: NAME" row (not stdin's) is coloured
+        if vals[0].startswith("Baseline:") or baseline:
+            if vals[0].startswith("Baseline:"):
+                baseline_name = vals[0]
+            baseline = True
+            vals[0] = color(vals[0], "yellow")
+        colored[color(key, "cyan")] = vals
+    print(tabulate(colored, headers="keys", tablefmt=fmt, colalign=("right",), stralign="center",
+                   numalign="center", floatfmt=f".{w}f"))
     print()
-    for score, d in results[0]:
-        print(f"{score.name} signature: {d['signature']}" if len(results[0]) > 1 else f"Signature: {d['signature']}")
-    print(f"* p < 0.05: significantly different from the baseline (paired bootstrap, {args.paired_bs_n} resamples)")
+    if args.paired_bs or args.paired_ar:
+        _print_explanation(args, color, baseline_name)
+    print("-----------------")
+    print("Metric signatures")
+    print("-----------------")
+    for name, sig in sigs.items():
+        print(f" - {name:<10} {sig}")
+
+
+def _print_explanation(args, color, baseline_name: str) -> None:
+    """What sacrebleu prints under the paired tests' table, word for word."""
+    kind = "bootstrap resampling" if args.paired_bs else "approximate randomization"
+    n = (args.paired_bs_n or 1000) if args.paired_bs else (args.paired_ar_n or 10000)
+    unit = "resampling trials" if args.paired_bs else "trials"
+    msg = f"Paired {kind} test with {n} {unit}"
+    bline, null = color("baseline", "yellow"), color("Null hypothesis", "green")
+    print("-" * len(msg) + "\n" + msg + "\n" + "-" * len(msg))
+    print(f" - Each system is pairwise compared to {color(baseline_name, 'yellow')}.")
+    if args.paired_bs:
+        print("   Actual system score / bootstrap estimated true mean / 95% CI are provided for each metric.")
+    else:
+        print("   Actual system score is provided for each metric.")
+    print()
+    print(f" - {null}: the system and the {bline} translations are essentially")
+    print(f"   generated by the same underlying process. For a given system and the {bline},")
+    print("   the p-value is roughly the probability of the absolute score difference (delta)")
+    print(f"   or higher occurring due to chance, under the assumption that the {null.lower()} is correct.")
+    print()
+    print(f" - Assuming a significance threshold of 0.05, the {null.lower()} can be rejected")
+    print("   for p-values < 0.05 (marked with \"*\"). This means that the delta is unlikely to be attributed")
+    print(f"   to chance, hence the system is significantly \"different\" than the {bline}.")
+    print(f"   Otherwise, the p-values are {color('highlighted in red', 'red')}.")
+    print()
+    print(f" - NOTE: Significance does not tell whether a system is \"better\" than the {bline} but rather")
+    print("   emphasizes the \"difference\" of the systems in terms of the replicability of the delta.")
+    print()

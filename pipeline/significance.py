@@ -25,39 +25,88 @@ ALPHA = 0.05
 #: argparse type of --confidence-n and --paired-bs-n; the upper limit, which depends on the
 #: metric, is checked by :func:`n_boot`
 RESAMPLES = int_at_least(2, "resamples")
+#: --paired-bs-n and --paired-ar-n: 0 means the default, as in sacrebleu's PairedTest
+PAIRED_N = int_at_least(0, "resamples")
+#: sacrebleu's default number of approximate randomization trials
+DEFAULT_TRIALS = 10_000
 
 
 def add_significance_arguments(p, run: bool = False) -> None:
-    g = p.add_argument_group("confidence and significance (as in sacrebleu, by Poisson bootstrap)")
-    g.add_argument("--confidence", action="store_true",
+    """sacrebleu's flags (with its short forms for ``score``), and ``--seed``."""
+    g = p.add_argument_group("confidence and significance (as in sacrebleu; beambleu's counter-based resampling)")
+    short = (lambda *names: names[:1]) if run else (lambda *names: names)  # noqa: E731 - run: --long only
+    g.add_argument(*short("--confidence", "-ci"), action="store_true",
                    help="95%% bootstrap confidence interval of every score")
-    g.add_argument("--confidence-n", type=RESAMPLES, default=bs.DEFAULT_N, metavar="B",
+    g.add_argument(*short("--confidence-n", "-cin"), type=RESAMPLES, default=bs.DEFAULT_N, metavar="B",
                    help="resamples for --confidence (default: %(default)s)")
-    g.add_argument("--paired-bs", action="store_true",
-                   help="paired bootstrap test of every system against the baseline (Koehn 2004, sacrebleu's "
-                        "p-value); implies intervals")
-    g.add_argument("--paired-bs-n", type=RESAMPLES, default=bs.DEFAULT_N, metavar="B",
-                   help="resamples for --paired-bs, and for its intervals (default: %(default)s)")
-    g.add_argument("--seed", type=int, default=bs.DEFAULT_SEED,
-                   help="seed of the resampling weights (default: %(default)s, as sacrebleu's)")
+    pair = g if run else g.add_mutually_exclusive_group()  # (Beam's option parser misses a group's options)
+    pair.add_argument(*short("--paired-bs", "-pbs"), action="store_true",
+                      help="paired bootstrap test of every system against the baseline (Koehn 2004, sacrebleu's "
+                           "p-value); implies intervals")
+    g.add_argument(*short("--paired-bs-n", "-pbsn"), type=PAIRED_N, default=bs.DEFAULT_N, metavar="B",
+                   help="resamples for --paired-bs, and for its intervals (default: %(default)s; 0: the default)")
+    pair.add_argument(*short("--paired-ar", "-par"), action="store_true",
+                      help="paired approximate randomization test of every system against the baseline "
+                           "(sacrebleu's test and p-value)")
+    g.add_argument(*short("--paired-ar-n", "-parn"), type=PAIRED_N, default=DEFAULT_TRIALS, metavar="T",
+                   help="trials of --paired-ar (default: %(default)s; 0: the default)")
+    if not run:
+        g.add_argument("--paired-jobs", "-j", type=int_at_least(0), default=1, metavar="N",
+                       help="accepted for sacrebleu's command line; beambleu scores every system in one pass")
+    g.add_argument("--seed", type=int, default=None,
+                   help="seed of the resampling (default: $SACREBLEU_SEED, else 12345, as in sacrebleu; "
+                        "SACREBLEU_SEED=none draws one)")
     if run:
         g.add_argument("--baseline", default=None, metavar="SYSTEM",
-                       help="--paired-bs: the baseline system (a value of --system-column, or one of "
+                       help="--paired-bs/--paired-ar: the baseline system (a value of --system-column, or one of "
                             "--candidate-columns)")
         g.add_argument("--system-column", default="system", metavar="COL",
-                       help="--paired-bs in long format: the column naming the system (default: %(default)s)")
+                       help="paired tests in long format: the column naming the system (default: %(default)s)")
+
+
+def resolve_seed(args) -> None:
+    """Set ``args.seed`` (an int) and ``args.seed_label`` (the signature's ``seed:`` value):
+    ``--seed``, else ``$SACREBLEU_SEED`` (sacrebleu's variable; ``none`` draws a seed, shown as
+    ``none`` as sacrebleu shows it), else 12345."""
+    import os
+    import secrets
+
+    if args.seed is not None:
+        args.seed_label = str(args.seed)
+        return
+    env = os.environ.get("SACREBLEU_SEED", str(bs.DEFAULT_SEED)).strip()
+    if env.lower() == "none":
+        args.seed, args.seed_label = secrets.randbits(63), "none"
+        return
+    try:
+        args.seed = int(env)
+    except ValueError:
+        raise UsageError(f"SACREBLEU_SEED={env!r} is not an integer or 'none'") from None
+    args.seed_label = str(args.seed)
 
 
 def n_boot(args, width: int) -> int:
-    """Replicates to draw: 0 when no interval or test was asked for. Checked before any work
-    against :func:`bleu_core.bootstrap.check_replicates` (every group holds all B replicate
-    totals of the metrics' ``width`` statistics): a :class:`UsageError` naming the flag."""
+    """Bootstrap replicates to draw: 0 when no interval or bootstrap test was asked for. Checked
+    before any work against :func:`bleu_core.bootstrap.check_replicates` (every group holds all B
+    replicate totals of the metrics' ``width`` statistics): a :class:`UsageError` naming the flag."""
     if getattr(args, "paired_bs", False):
-        flag, n = "--paired-bs-n", args.paired_bs_n
-    elif getattr(args, "confidence", False):
+        flag, n = "--paired-bs-n", args.paired_bs_n or bs.DEFAULT_N
+    elif getattr(args, "confidence", False) and not getattr(args, "paired_ar", False):
         flag, n = "--confidence-n", args.confidence_n
     else:
         return 0
+    return _checked(flag, n, width)
+
+
+def n_trials(args, width: int) -> int:
+    """Approximate randomization trials to run: 0 without ``--paired-ar`` (checked like
+    :func:`n_boot`: every system and group holds each trial's swapped totals)."""
+    if not getattr(args, "paired_ar", False):
+        return 0
+    return _checked("--paired-ar-n", args.paired_ar_n or DEFAULT_TRIALS, width)
+
+
+def _checked(flag: str, n: int, width: int) -> int:
     try:
         return bs.check_replicates(n, width)
     except (ValueError, TypeError) as exc:
@@ -80,14 +129,22 @@ def interval(metric, boot: np.ndarray, width: int = 1) -> Dict:
 
 
 def paired(system: Dict, baseline: Dict) -> Dict:
-    """The paired test's fields for ``system`` against ``baseline`` (both with ``_replicates``)."""
-    p = bs.paired_p_value(system["_replicates"], baseline["_replicates"], system["score"], baseline["score"])
+    """The paired test's fields for ``system`` against ``baseline``: the bootstrap test when both
+    carry ``_replicates`` (replicate scores), the approximate randomization test when both carry
+    ``_swapped`` (metric, totals, swapped trial totals)."""
+    if "_swapped" in system:
+        metric, sys_total, sys_swapped = system["_swapped"]
+        _, base_total, base_swapped = baseline["_swapped"]
+        p = bs.randomization_test(metric, base_total, base_swapped, sys_total, sys_swapped)
+    else:
+        p = bs.paired_p_value(system["_replicates"], baseline["_replicates"], system["score"], baseline["score"])
     return {"p_value": p, "significant": p < ALPHA, "difference": system["score"] - baseline["score"]}
 
 
 def strip_replicates(docs: Sequence[Dict]) -> None:
     for d in docs:
         d.pop("_replicates", None)
+        d.pop("_swapped", None)
 
 
 def row_keys_for_lines(n: int, first: int = 0) -> np.ndarray:

@@ -18,10 +18,13 @@ traceback: invalid UTF-8, a UTF-16 or UTF-32 byte-order mark, corrupt or truncat
 from __future__ import annotations
 
 import argparse
+import codecs
 import functools
 import gzip
+import io
 import sys
 import zlib
+from dataclasses import dataclass
 from typing import Iterator, List, Sequence, Tuple
 
 from .argtypes import int_at_least
@@ -56,12 +59,59 @@ def add_max_line_bytes(p: argparse.ArgumentParser) -> None:
                         "whole; not a sacrebleu flag)")
 
 
-class _Segments:
-    """One open input file, read a line at a time."""
+@dataclass(frozen=True)
+class Source:
+    """Where one column (or several) of segments comes from.
 
-    def __init__(self, path: str, max_line_bytes: int, read: List[int]):
-        self.path, self.max_line_bytes, self.n = path, max_line_bytes, 0
+    ``paths`` are read one after the other (sacrebleu concatenates the test sets of ``-t A,B``);
+    ``fields`` > 1 splits each line into that many tab-separated fields (sacrebleu's ``-nr N``:
+    ``rstrip()`` then ``split("\\t", N - 1)``, a line with fewer fields is an error); ``fields``
+    = 0 takes as many fields as the first line has (systems on standard input, one per
+    tab-separated column, each field ``rstrip()``-ed as sacrebleu does but for the first line's);
+    ``universal_newlines`` ends lines at ``\\r`` too, as sacrebleu reads standard input."""
+
+    paths: Tuple[str, ...]
+    fields: int = 1
+    encoding: str = "utf-8"
+    universal_newlines: bool = False
+
+    @classmethod
+    def of(cls, source) -> "Source":
+        return source if isinstance(source, Source) else cls((source,))
+
+    @property
+    def name(self) -> str:
+        return self.paths[0]
+
+
+def check_encoding(name: str) -> str:
+    """``name`` if Python has that codec (``-e``), else ValueError."""
+    try:
+        codecs.lookup(name)
+    except LookupError:
+        raise ValueError(f"unknown encoding {name!r}") from None
+    return name
+
+
+def _byte_lines(encoding: str) -> bool:
+    """Whether lines of this encoding can be found by splitting bytes on b"\\n" (UTF-8, Latin-1,
+    ...; not UTF-16/32)."""
+    try:
+        return "a\n".encode(encoding) == b"a\n" and codecs.lookup(encoding).name not in ("utf-7",)
+    except (LookupError, UnicodeError):
+        return False
+
+
+class _Segments:
+    """One input (a :class:`Source`), read a line at a time."""
+
+    def __init__(self, source, max_line_bytes: int, read: List[int]):
+        self.source = Source.of(source)
+        self.max_line_bytes, self.n, self.width = max_line_bytes, 0, self.source.fields
         self._read = read  # bytes read, shared by the files read in lockstep
+        self._binary = _byte_lines(self.source.encoding) and not self.source.universal_newlines
+        self._index, self._textio, self._done = 0, None, 0  # _done: lines of the paths read before
+        self.path = self.source.paths[0]
         self._fh = self._open()
 
     def _open(self):
@@ -83,68 +133,158 @@ class _Segments:
             what = f"cannot read: {detail}"
         return InputError(self.path, what, self.n + 1)
 
-    def __iter__(self) -> Iterator[str]:
-        """The segments, ``rstrip()``-ed; ``self.n`` counts the lines read."""
+    def _text(self):
+        """The current file as text (encodings that are not read as bytes, and universal newlines),
+        made once per file so that counting the rest goes on where reading stopped."""
+        if self._textio is None:
+            self._textio = io.TextIOWrapper(self._fh, encoding=self.source.encoding,
+                                            newline=None if self.source.universal_newlines else "\n")
+        return self._textio
+
+    def _file_lines(self) -> Iterator[str]:
+        """The decoded lines of the current file, newline included; ``self.n`` counts them."""
         limit = self.max_line_bytes + 1  # a line of max_line_bytes plus its newline
         read = self._read
         try:
-            for raw in iter(functools.partial(self._fh.readline, limit), b""):
-                self.n += 1
-                read[0] += len(raw)
-                if len(raw) == limit and raw[-1:] != b"\n":
-                    raise InputError(self.path, f"longer than {self.max_line_bytes} bytes; raise --max-line-bytes "
-                                                "to read it", self.n)
+            if self._binary:
+                for raw in iter(functools.partial(self._fh.readline, limit), b""):
+                    self.n += 1
+                    read[0] += len(raw)
+                    if len(raw) == limit and raw[-1:] != b"\n":
+                        raise InputError(self.path, f"longer than {self.max_line_bytes} bytes; raise "
+                                                    "--max-line-bytes to read it", self.n)
+                    try:
+                        yield raw.decode(self.source.encoding)
+                    except UnicodeDecodeError as exc:
+                        raise self._decode_error(raw, exc) from None
+                return
+            text = self._text()
+            while True:
                 try:
-                    line = raw.decode("utf-8")
+                    line = text.readline(limit)
                 except UnicodeDecodeError as exc:
-                    raise self._decode_error(raw, exc) from None
-                yield line.rstrip()
+                    raise InputError(self.path, f"cannot be decoded as {self.source.encoding} ({exc.reason})",
+                                     self.n + 1) from None
+                if not line:
+                    return
+                self.n += 1
+                read[0] += len(line)
+                if len(line) == limit and not line.endswith("\n"):
+                    raise InputError(self.path, f"longer than {self.max_line_bytes} characters; raise "
+                                                "--max-line-bytes to read it", self.n)
+                yield line
         except (OSError, EOFError, zlib.error) as exc:  # raised by readline (the consumer's never reach here)
             raise self._read_error(exc) from None
 
+    def _next_file(self) -> bool:
+        """Go on to the source's next path (``-t A,B``: the test sets one after the other)."""
+        if self._index + 1 == len(self.source.paths):
+            return False
+        self._done += self.n
+        self.close()
+        self._index += 1
+        self.path, self.n = self.source.paths[self._index], 0
+        self._fh = self._open()
+        return True
+
+    def _lines(self) -> Iterator[str]:
+        """Every path's lines in turn, ``rstrip()``-ed."""
+        while True:
+            for line in self._file_lines():
+                yield line.rstrip()
+            if not self._next_file():
+                return
+
+    def __iter__(self) -> Iterator[Tuple[str, ...]]:
+        """Each line's fields (one unless the source splits lines on tabs)."""
+        fields = self.source.fields
+        if fields == 1:
+            for line in self._lines():
+                yield (line,)
+            return
+        lines = self._lines()
+        if fields == 0:
+            first = next(lines, None)
+            if first is None:
+                return
+            row = tuple(first.split("\t"))
+            self.width = len(row)
+            yield row
+            for line in lines:
+                row = tuple(f.rstrip() for f in line.split("\t"))
+                if len(row) != self.width:
+                    raise InputError(self.path, f"has {len(row)} tab-separated fields where the first line has "
+                                                f"{self.width} (one per system)", self.n)
+                yield row
+            return
+        for line in lines:
+            row = tuple(line.split("\t", fields - 1))
+            if len(row) != fields:
+                raise InputError(self.path, f"has {len(row)} tab-separated references, expected {fields} (-nr)",
+                                 self.n)
+            yield row
+
     def _decode_error(self, raw: bytes, exc: UnicodeDecodeError) -> InputError:
+        if self.source.encoding.replace("-", "").replace("_", "").lower() != "utf8":
+            return InputError(self.path, f"cannot be decoded as {self.source.encoding} ({exc.reason})", self.n,
+                              len(raw[: exc.start].decode(self.source.encoding, "replace")) + 1)
         if self.n == 1:
             for bom, name in _BOMS:
                 if raw.startswith(bom):
-                    return InputError(self.path, f"starts with a {name} byte-order mark; beambleu reads UTF-8",
-                                      1, 1)
+                    return InputError(self.path, f"starts with a {name} byte-order mark; beambleu reads UTF-8 "
+                                                 "(-e names another encoding)", 1, 1)
         column = len(raw[: exc.start].decode("utf-8", "replace")) + 1
         return InputError(self.path, f"invalid UTF-8 (byte 0x{raw[exc.start]:02x})", self.n, column)
 
     def count_rest(self) -> int:
-        """Lines read so far plus the lines left, which are counted, not decoded."""
+        """Lines read so far plus the lines left (of every path still to read), counted, not kept."""
+        self.n = self._count_file()
+        while self._next_file():
+            self.n = self._count_file()
+        return self._done + self.n
+
+    def _count_file(self) -> int:
         n, last = self.n, b"\n"
         try:
+            if not self._binary:
+                return n + sum(1 for _ in iter(self._text().readline, ""))
             while True:
                 block = self._fh.read(_BLOCK)
                 if not block:
                     break
                 n += block.count(b"\n")
                 last = block[-1:]
-        except (OSError, EOFError, zlib.error) as exc:
+        except (OSError, EOFError, zlib.error, UnicodeDecodeError) as exc:
             raise self._read_error(exc) from None
         return n + (last != b"\n")
 
     def close(self) -> None:
+        if self._textio is not None:
+            self._textio.detach()
+            self._textio = None
         if self._fh is not sys.stdin.buffer:
             self._fh.close()
 
 
-def iter_chunks(hyp_paths: Sequence[str], ref_paths: Sequence[str], max_line_bytes: int = MAX_LINE_BYTES,
+
+def iter_chunks(hyp_sources: Sequence, ref_sources: Sequence, max_line_bytes: int = MAX_LINE_BYTES,
                 max_rows: int = CHUNK_ROWS, max_bytes: int = CHUNK_BYTES
                 ) -> Iterator[Tuple[List[List[str]], List[List[str]]]]:
     """``([candidates of each system], [references of each row])`` blocks of consecutive lines,
-    every file read once, all in lockstep. A block has at most ``max_rows`` lines and, but for
-    its last line, less than ``max_bytes`` bytes of input.
+    every file read once, all in lockstep. Sources are paths or :class:`Source` objects (a source
+    of several tab-separated fields gives several systems, or several references). A block has
+    at most ``max_rows`` lines and, but for its last line, less than ``max_bytes`` bytes of input.
 
     Raises :class:`InputError` at the end if the files have different numbers of lines or none:
     the caller must show nothing before this iterator is exhausted."""
     files: List[_Segments] = []
     read = [0]
-    k = len(hyp_paths)
+    hyp_sources = [Source.of(h) for h in hyp_sources]
+    ref_sources = [Source.of(r) for r in ref_sources]
+    k = len(hyp_sources)
     try:
-        for path in [*hyp_paths, *ref_paths]:
-            files.append(_Segments(path, max_line_bytes, read))
+        for source in [*hyp_sources, *ref_sources]:
+            files.append(_Segments(source, max_line_bytes, read))
         rows = zip(*files)
         exhausted = False
         while not exhausted:
@@ -157,15 +297,16 @@ def iter_chunks(hyp_paths: Sequence[str], ref_paths: Sequence[str], max_line_byt
             else:
                 exhausted = True
             if block:
-                columns = list(zip(*block))
-                yield [list(c) for c in columns[:k]], list(map(list, zip(*columns[k:])))
+                hyps = [list(c) for f in range(k) for c in zip(*(row[f] for row in block))]
+                refs = [[r for f in row[k:] for r in f] for row in block]
+                yield hyps, refs
         counts = [f.count_rest() for f in files]
     finally:
         for f in files:
             f.close()
-    for hyp, n in zip(hyp_paths, counts[:k]):
-        for ref, m in zip(ref_paths, counts[k:]):
+    for hyp, n in zip(hyp_sources, counts[:k]):
+        for ref, m in zip(ref_sources, counts[k:]):
             if m != n:
-                raise InputError(ref, f"has {m} lines but the system output {hyp} has {n}")
+                raise InputError(ref.name, f"has {m} lines but the system output {hyp.name} has {n}")
     if counts[0] == 0:
-        raise InputError(hyp_paths[0], "is empty: no segments to score")
+        raise InputError(hyp_sources[0].name, "is empty: no segments to score")

@@ -50,9 +50,10 @@ class StatsConfig:
     spec: InputSpec
     null_candidate: str = "error"
     sentence_dir: Optional[str] = None  # temporary directory for per-pair parts
-    n_boot: int = 0  # bootstrap replicates per accumulator (0: none)
+    n_boot: int = 0  # bootstrap replicates (or randomization trials) per accumulator (0: none)
     seed: int = 12345
     system_column: str = "system"  # left out of the shard hash: a system and its baseline share a shard
+    randomization: bool = False  # the replicates are the approximate randomization test's swapped totals
 
 
 def _as_triple(element):
@@ -197,7 +198,8 @@ class BatchToStats(beam.DoFn):
         for _, _, inverse, first in sets:
             group_sets.append(inverse + offset)
             offset += len(first)
-        return bootstrap.bootstrap_totals(stats, row_keys, cfg.n_boot, cfg.seed, group_sets, offset)
+        draw = bootstrap.swap_totals if cfg.randomization else bootstrap.bootstrap_totals
+        return draw(stats, row_keys, cfg.n_boot, cfg.seed, group_sets, offset)
 
     def _write_part(self, source, first_row, batch, cand_col, stats):
         """Per-pair rows of this batch as one Parquet part; the name is a function of the input,
@@ -267,11 +269,11 @@ class ComputeMetrics(beam.PTransform):
 
     def __init__(self, metrics, spec: Optional[InputSpec] = None, null_candidate: str = "error",
                  sentence_dir: Optional[str] = None, n_boot: int = 0, seed: int = 12345,
-                 system_column: str = "system"):
+                 system_column: str = "system", randomization: bool = False):
         super().__init__()
         spec = spec or InputSpec()
         self.config = StatsConfig(as_metric_set(metrics), spec, null_candidate, sentence_dir, n_boot, seed,
-                                  "system" if spec.wide else system_column)
+                                  "system" if spec.wide else system_column, randomization)
 
     def expand(self, batches):
         fn = BatchToStats(self.config)

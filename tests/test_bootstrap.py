@@ -120,18 +120,22 @@ def score_cli(*args):
 
 def test_score_confidence_fields_and_signature():
     proc = score_cli(SAMPLE / "ref.A.txt", SAMPLE / "ref.B.txt", "-i", SAMPLE / "sys.alpha.txt", "--confidence",
-                     "--confidence-n", "300", "--seed", "4")
+                     "--confidence-n", "300", "--seed", "4", "--with-stats")
     assert proc.returncode == 0, proc.stderr
     d = json.loads(proc.stdout)
     assert d["signature"].startswith("nrefs:2|bs:300|seed:4|case:mixed")
     assert d["bs"] == "300" and d["seed"] == "4"
-    assert d["confidence_low"] <= d["confidence_mean"] <= d["confidence_high"]
+    assert d["confidence_low"] <= d["confidence_mean_exact"] <= d["confidence_high"]
     assert d["confidence_half_width"] == pytest.approx((d["confidence_high"] - d["confidence_low"]) / 2)
-    assert d["confidence"] == f"μ = {d['confidence_mean']:.1f} ± {d['confidence_half_width']:.1f}"
-    assert "confidence_var" not in d
+    # sacrebleu's keys, rounded to -w as sacrebleu rounds them
+    assert d["confidence_mean"] == float(f"{d['confidence_mean_exact']:.1f}")
+    assert d["confidence_var"] == float(f"{d['confidence_half_width']:.1f}")
+    assert d["confidence"] == f"μ = {d['confidence_mean_exact']:.1f} ± {d['confidence_half_width']:.1f}"
+    assert list(d)[:6] == ["name", "score", "signature", "confidence_mean", "confidence_var", "confidence"]
     # the point score is untouched by the bootstrap
-    plain = json.loads(score_cli(SAMPLE / "ref.A.txt", SAMPLE / "ref.B.txt", "-i", SAMPLE / "sys.alpha.txt").stdout)
-    assert d["score"] == plain["score"] and d["counts"] == plain["counts"]
+    plain = json.loads(score_cli(SAMPLE / "ref.A.txt", SAMPLE / "ref.B.txt", "-i", SAMPLE / "sys.alpha.txt",
+                                 "--with-stats").stdout)
+    assert d["score_exact"] == plain["score_exact"] and d["counts"] == plain["counts"]
 
 
 def test_score_paired_bs_against_itself_and_a_worse_system(tmp_path):
@@ -143,14 +147,17 @@ def test_score_paired_bs_against_itself_and_a_worse_system(tmp_path):
     rows = json.loads(proc.stdout)
     assert rows[0]["system"].startswith("Baseline: ") and rows[0]["BLEU"]["p_value"] is None
     beta, same = rows[1]["BLEU"], rows[2]["BLEU"]
-    assert beta["p_value"] == 1 / 501 and beta["significant"]  # 58 BLEU worse: never beaten by chance
-    assert same["p_value"] == 1.0 and not same["significant"]
-    assert same["confidence_low"] == rows[0]["BLEU"]["confidence_low"]  # same lines, same weights
+    assert list(beta) == ["score", "p_value", "mean", "ci"]  # sacrebleu's Result
+    assert beta["p_value"] == 1 / 501  # 58 BLEU worse: never beaten by chance
+    assert same["p_value"] == 1.0
+    assert same["mean"] == rows[0]["BLEU"]["mean"] and same["ci"] == rows[0]["BLEU"]["ci"]  # same lines, weights
 
 
 @pytest.mark.parametrize("args,message", [
-    (["-i", "A", "B"], "several -i files need --paired-bs"),
-    (["-i", "A", "--paired-bs"], "--paired-bs needs a baseline and at least one more system"),
+    (["-i", "A", "B", "--confidence"], "--confidence is for one system"),
+    (["-i", "A", "--paired-bs"], "the paired tests need a baseline and at least one more system"),
+    (["-i", "A", "--paired-ar"], "the paired tests need a baseline and at least one more system"),
+    (["-i", "A", "--paired-ar", "--paired-bs"], "not allowed with argument"),
     (["-i", "A", "--confidence", "-sl"], "--sentence-level does not combine"),
     (["-i", "A", "--confidence-n", "1", "--confidence"], "needs at least 2 resamples"),
 ])
@@ -234,6 +241,74 @@ def test_paired_decisions_agree_with_sacrebleu_on_clear_cut_pairs(tmp_path):
     assert ours[1]["BLEU"]["score"] == json.loads(sacre.stdout)[1]["BLEU"]["score"]  # point scores exact
 
 
+def test_randomization_swaps_are_fair_coins_and_the_kernel_equals_the_numpy_definition():
+    keys = bs.row_keys_from_ids(np.arange(1, 3001))
+    w = bs.swaps(keys, 400, 7)
+    assert set(np.unique(w)) == {0, 1} and abs(w.mean() - 0.5) < 0.005  # 1.2M coins: sd 0.00046
+    assert abs(np.corrcoef(w[:, :-1].ravel(), w[:, 1:].ravel())[0, 1]) < 0.01  # neighbours independent
+    rows = np.random.default_rng(1).integers(0, 40, size=(3000, 6))
+    assert (bs.swap_totals(rows, keys, 400, 7)[0] == w @ rows).all()
+    # independent of the bootstrap's weights for the same seed, and of another seed
+    assert not (bs.swaps(keys, 50, 8) == w[:50]).all()
+    assert abs(np.corrcoef(w[:50].ravel(), (bs.weights(keys, 50, 7) > 0).ravel())[0, 1]) < 0.02
+
+
+def test_randomization_test_by_hand():
+    """Two one-segment-type systems under a mean-of-statistic 'metric': the pseudo-systems of a trial take
+    the baseline's rows where the coin says swap, the system's elsewhere (and the opposite)."""
+    class Mean:
+        def score(self, totals):
+            return type("S", (), {"score": totals[0] / max(totals[1], 1)})()
+
+    base_rows = np.array([[1, 1]] * 4)   # the baseline: 1 of 1 on every segment
+    sys_rows = np.array([[0, 1]] * 4)    # the system: 0 of 1
+    keys = bs.row_keys_from_ids([1, 2, 3, 4])
+    n = 64
+    w = bs.swaps(keys, n, 3)
+    a, b = bs.randomization_trials(base_rows.sum(0), w @ base_rows, sys_rows.sum(0), w @ sys_rows)
+    # trial t: A holds the baseline's rows where swapped, so A's numerator is the number of swaps
+    assert (a[:, 0] == w.sum(1)).all() and (b[:, 0] == 4 - w.sum(1)).all()
+    diffs = np.abs(a[:, 0] - b[:, 0]) / 4
+    c = int((diffs >= 1.0).sum())  # observed |1 - 0| = 1: only trials swapping all or none reach it
+    assert c == int(((w.sum(1) == 0) | (w.sum(1) == 4)).sum())
+    p = bs.randomization_test(Mean(), base_rows.sum(0), w @ base_rows, sys_rows.sum(0), w @ sys_rows)
+    assert p == (c + 1) / (n + 1)
+    # a system against an identical baseline: every trial difference is 0 >= 0, so p = 1
+    assert bs.randomization_test(Mean(), base_rows.sum(0), w @ base_rows, base_rows.sum(0), w @ base_rows) == 1.0
+
+
+@pytest.mark.slow
+@needs_corpora
+def test_paired_ar_agrees_with_sacrebleu_on_real_systems(tmp_path):
+    """sacrebleu --paired-ar and beambleu score --paired-ar on wmt22 de-en (1984 lines, 9 systems), 2000
+    trials each: same point scores; the same decision at p < 0.05 wherever sacrebleu's p is clear-cut
+    (below 0.01 or above 0.2); every p-value within the noise of two independent 2000-trial estimates,
+    4 * sqrt(2 p (1 - p) / 2000) + 2 / 2001; a copy of the baseline: p = 1 here, 1/2001 in sacrebleu (its
+    strict count, see bootstrap.randomization_p_value)."""
+    d = CORPORA / "wmt22/de-en"
+    refs = sorted(d.glob("ref.*.txt"))[:1]
+    systems = sorted(d.glob("sys.*.txt"))
+    copy = tmp_path / "copy-of-baseline.txt"
+    copy.write_bytes(systems[0].read_bytes())
+    args = [*map(str, refs), "-i", *map(str, systems), str(copy), "-m", "bleu", "--paired-ar", "-parn", "2000",
+            "-f", "json"]
+    sacre = subprocess.run([sys.executable, "-m", "sacrebleu", *args], capture_output=True, text=True, timeout=900)
+    assert sacre.returncode == 0, sacre.stderr
+    theirs = json.loads(sacre.stdout)
+    ours = json.loads(score_cli(*args).stdout)
+    assert [r["system"] for r in ours] == [r["system"] for r in theirs]
+    assert [r["BLEU"]["score"] for r in ours] == [r["BLEU"]["score"] for r in theirs]
+    clear = 0
+    for o, t in zip(ours[1:-1], theirs[1:-1]):
+        p, q = o["BLEU"]["p_value"], t["BLEU"]["p_value"]
+        assert abs(p - q) <= 4 * math.sqrt(2 * q * (1 - q) / 2000) + 2 / 2001, (o["system"], p, q)
+        if q < 0.01 or q > 0.2:
+            clear += 1
+            assert (p < 0.05) == (q < 0.05), (o["system"], p, q)
+    assert clear >= 5
+    assert ours[-1]["BLEU"]["p_value"] == 1.0 and theirs[-1]["BLEU"]["p_value"] == 1 / 2001
+
+
 # ---------------------------------------------------------------------------- the pipeline
 
 beam = pytest.importorskip("apache_beam")
@@ -270,6 +345,26 @@ def _schema():
 
 PAIRED = ["--group-by", "system,langpair", "--group-by", "langpair", "--paired-bs", "--paired-bs-n", "200",
           "--id-column", "seg", "--progress", "off"]
+
+
+@needs_corpora
+def test_pipeline_randomization_test_is_identical_for_1_and_7_shards_and_for_worker_processes(seg_rows, tmp_path):
+    baseline = sorted({r["system"] for r in seg_rows if r["langpair"] == "wmt22/de-en"})[0]
+    docs = []
+    for n_shards, extra in ((1, []), (7, []), (7, ["--direct_running_mode=multi_processing",
+                                                   "--direct_num_workers=2"])):
+        d = tmp_path / f"s{n_shards}-{len(extra)}"
+        glob = write_shards(seg_rows, d / "in", n_shards=n_shards, row_group_size=1500, shuffle_seed=n_shards,
+                            schema=_schema())
+        rc, _, err = run_cli("--input", glob, "--group-by", "system,langpair", "--paired-ar", "--paired-ar-n", "300",
+                             "--id-column", "seg", "--progress", "off", "--baseline", baseline,
+                             "--output", d / "r.json", *extra)
+        assert rc == 0, err
+        docs.append(load(d / "r.json"))
+    assert boot_view(docs[0]) == boot_view(docs[1]) == boot_view(docs[2])
+    tested = [g for g in docs[0]["groups"] if g["key"]["langpair"] == "wmt22/de-en" and g["key"]["system"] != baseline]
+    assert len(tested) >= 5 and all(0 < g["p_value"] <= 1 and "confidence_low" not in g for g in tested)
+    assert docs[0]["bootstrap"]["method"] == "approximate-randomization"
 
 
 @needs_corpora
@@ -323,8 +418,9 @@ def test_pipeline_paired_test_equals_beambleu_score_on_the_same_segments(tmp_pat
     assert proc.returncode == 0, proc.stderr
     for f, row in zip(systems, json.loads(proc.stdout)):
         g = groups[f.name[len("sys."):-len(".txt")]]
-        for k in ("score", "p_value", "confidence_mean", "confidence_low", "confidence_high", "confidence"):
-            assert g[k] == row["BLEU"][k], (f.name, k)
+        for k, theirs in (("score", "score"), ("p_value", "p_value"), ("confidence_mean", "mean"),
+                          ("confidence_half_width", "ci")):
+            assert g[k] == row["BLEU"][theirs], (f.name, k)
 
 
 def test_pipeline_wide_format_paired_and_confidence(tmp_path):
@@ -437,7 +533,8 @@ def test_report_errors(tmp_path):
     proc = report_cli(out, "--group-by", "domain")
     assert proc.returncode == 1 and "no grouping set domain" in proc.stderr
     code = ("import builtins, sys\nreal = builtins.__import__\n"
-            "def fake(name, *a, **k):\n    if name.startswith('matplotlib'):\n        raise ImportError('no matplotlib')\n"
+            "def fake(name, *a, **k):\n    if name.startswith('matplotlib'):\n"
+            "        raise ImportError('no matplotlib')\n"
             "    return real(name, *a, **k)\nbuiltins.__import__ = fake\nfrom beambleu.cli import main\n"
             "sys.exit(main(sys.argv[1:]))\n")
     proc = subprocess.run([sys.executable, "-c", code, "report", str(out), "--plot", str(tmp_path / "x.png")],
@@ -453,11 +550,11 @@ def test_report_reads_beambleu_score_json(tmp_path):
     rows = json.loads(paired.stdout)
     proc = report_cli(tmp_path / "p.json", "--plot", tmp_path / "p.png")
     assert proc.returncode == 0, proc.stderr
-    a, b = rows[0]["BLEU"], rows[1]["BLEU"]
-    assert f"{a['score']:.1f} [{a['confidence_low']:.1f}, {a['confidence_high']:.1f}] (b)" in proc.stdout
-    assert f"{b['score']:.1f} [{b['confidence_low']:.1f}, {b['confidence_high']:.1f}] *" in proc.stdout
+    a, b = rows[0]["BLEU"], rows[1]["BLEU"]  # sacrebleu's fields: the interval shown is mean -/+ half-width
+    assert f"{a['score']:.1f} [{a['mean'] - a['ci']:.1f}, {a['mean'] + a['ci']:.1f}] (b)" in proc.stdout
+    assert f"{b['score']:.1f} [{b['mean'] - b['ci']:.1f}, {b['mean'] + b['ci']:.1f}] *" in proc.stdout
     assert (tmp_path / "p.png").read_bytes()[:4] == b"\x89PNG"
-    single = score_cli(SAMPLE / "ref.A.txt", "-i", SAMPLE / "sys.alpha.txt", "--confidence")
+    single = score_cli(SAMPLE / "ref.A.txt", "-i", SAMPLE / "sys.alpha.txt", "--confidence", "--with-stats")
     (tmp_path / "s.json").write_text(single.stdout)
     d = json.loads(single.stdout)
     proc = report_cli(tmp_path / "s.json")

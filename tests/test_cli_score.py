@@ -2,6 +2,7 @@
 
 import gzip
 import json
+import os
 import re
 import subprocess
 import sys
@@ -40,18 +41,19 @@ def test_text_output_equals_sacrebleu(flags):
     assert unversioned(ours.stdout) == unversioned(sacrebleu_cli(*REFS, "-i", HYP, "-f", "text", *flags))
 
 
-def test_json_has_sacrebleu_fields_and_full_precision():
-    ours = json.loads(beambleu(*REFS, "-i", HYP).stdout)
+def test_json_is_sacrebleus_and_with_stats_adds_the_exact_score_and_statistics():
+    for width in ("1", "3"):
+        plain = beambleu(*REFS, "-i", HYP, "-w", width).stdout
+        assert unversioned(plain).replace('"beambleu-0.1.0"', '"2.6.0"') == \
+            unversioned(sacrebleu_cli(*REFS, "-i", HYP, "-w", width))
+    ours = json.loads(beambleu(*REFS, "-i", HYP, "--with-stats").stdout)
     theirs = json.loads(sacrebleu_cli(*REFS, "-i", HYP, "-w", "17"))
-    for key in ("name", "verbose_score", "nrefs", "case", "eff", "tok", "smooth"):
-        assert ours[key] == theirs[key]
-    assert list(ours)[:5] == ["name", "score", "signature", "verbose_score", "nrefs"]
-    from bleu_core import corpus_bleu
-    from .oracle import read_lines
-    refs = [list(r) for r in zip(*(read_lines(p) for p in REFS))]
-    assert ours["score"] == corpus_bleu(read_lines(HYP), refs).score  # not rounded
-    assert round(ours["score"], 17) == theirs["score"]
-    assert ours["version"] == "beambleu-0.1.0"
+    assert list(ours)[:11] == ["name", "score", "signature", "verbose_score", "nrefs", "case", "eff", "tok",
+                               "smooth", "version", "score_exact"]
+    assert ours["score"] == 77.1  # sacrebleu's rounding (-w 1)
+    assert round(ours["score_exact"], 17) == theirs["score"]
+    # hand count on examples/sample: 313 of the 335 candidate unigrams match (bleu_core's tests check the kernel)
+    assert ours["counts"][0] == 313 and ours["totals"][0] == 335 and ours["sys_len"] == 335
     assert {"counts", "totals", "precisions", "bp", "ratio", "sys_len", "ref_len"} <= set(ours)
 
 
@@ -159,3 +161,27 @@ def test_several_metrics_print_what_sacrebleu_prints(args):
                             text=True, cwd=REPO)
     assert ours.returncode == 0 == theirs.returncode, ours.stderr + theirs.stderr
     assert ours.stdout == theirs.stdout.replace("version:2.6.0", "version:beambleu-0.1.0")
+
+
+def _masked(text):
+    """The resampled numbers (mean and half-width) masked: beambleu draws them with its own generator."""
+    return re.sub(r"μ = [0-9.]+ ± [0-9.]+", "μ = M ± H", unversioned(text))
+
+
+@pytest.mark.parametrize("seed", ["7", "none"])
+def test_sacrebleu_seed_environment_variable(seed):
+    """SACREBLEU_SEED sets the seed (and the signature's seed: field) as in sacrebleu; 'none' draws one."""
+    env = dict(os.environ, SACREBLEU_SEED=seed)
+    args = [*REFS, "-i", HYP, "-ci", "-cin", "200", "-f", "text"]
+    ours = subprocess.run([sys.executable, "-m", "beambleu.cli", "score", *args], capture_output=True, text=True,
+                          env=env, timeout=300)
+    theirs = subprocess.run([sys.executable, "-m", "sacrebleu", *args], capture_output=True, text=True, env=env,
+                            timeout=300)
+    assert ours.returncode == 0 and theirs.returncode == 0, (ours.stderr, theirs.stderr)
+    assert f"|seed:{seed}|" in ours.stdout
+    assert _masked(ours.stdout) == _masked(theirs.stdout)
+    if seed == "7":  # a fixed seed: the same interval every time, another than the default seed's
+        again = subprocess.run([sys.executable, "-m", "beambleu.cli", "score", *args], capture_output=True,
+                               text=True, env=env, timeout=300)
+        default = beambleu(*args)
+        assert again.stdout == ours.stdout and default.stdout != ours.stdout

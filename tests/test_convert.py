@@ -196,3 +196,108 @@ def test_streams_are_read_once(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert pq.read_table(out).to_pydict() == table
     assert listing(tmp_path) == ["x.parquet"]
+
+
+# ------------------------------------------------------------------ -t/-l: a sacrebleu test set
+
+from .oracle import CORPORA  # noqa: E402
+from .sacrebleu_cache import NO_NETWORK, build_cache, env_for, sacrebleu_argv_code  # noqa: E402
+
+TS_HYP = CORPORA / "wmt22" / "de-en" / "sys.LT22.txt"
+
+
+@pytest.fixture(scope="module")
+def ts_cache(tmp_path_factory):
+    """A sacrebleu cache from the shared corpora (see tests/sacrebleu_cache.py): nothing to download."""
+    if not (CORPORA / "MANIFEST.tsv").exists():
+        pytest.skip(f"shared corpora not found at {CORPORA}")
+    return build_cache(tmp_path_factory.mktemp("sacrebleu") / "cache", CORPORA)
+
+
+def convert_ts(cache, *args):
+    """`beambleu convert ARGS` with SACREBLEU=cache and downloads disabled."""
+    argv = ["convert", *map(str, args)]
+    code = NO_NETWORK + f"import sys\nfrom beambleu.cli import main\nsys.exit(main({argv!r}))"
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=300,
+                          env={**env_for(cache), "PYTHONPATH": str(REPO), "PYTHONHASHSEED": "0"})
+
+
+def echo(cache, *args):
+    """`sacrebleu --echo ...` lines, on the same cache, offline."""
+    proc = subprocess.run([sys.executable, "-c", sacrebleu_argv_code([str(a) for a in args])], capture_output=True,
+                          cwd=REPO, timeout=300, env={**env_for(cache), "PYTHONHASHSEED": "0"})
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.decode("utf-8").splitlines()
+
+
+def test_test_set_references(ts_cache, tmp_path):
+    out = tmp_path / "x.parquet"
+    proc = convert_ts(ts_cache, "-t", "wmt22", "-l", "de-en", "-i", TS_HYP, "-o", out, "--set", "system=LT22")
+    assert proc.returncode == 0 and proc.stdout == proc.stderr == "", proc.stderr
+    table = pq.read_table(out).to_pydict()
+    refs = echo(ts_cache, "-t", "wmt22", "-l", "de-en", "--echo", "ref")
+    assert len(refs) == 1984 and table["references"] == [[r] for r in refs]
+    assert table["candidate"] == read_lines(TS_HYP) and table["line"] == list(range(1, 1985))
+    assert set(table["system"]) == {"LT22"}
+
+
+def test_test_set_subset_keeps_line_numbers(ts_cache, tmp_path):
+    out = tmp_path / "shards"
+    filters = ["--origlang", "de", "--subset", "news|social"]
+    proc = convert_ts(ts_cache, "-t", "wmt22", "-l", "de-en", "-i", TS_HYP, "-o", out, "--rows-per-shard", "250",
+                      "--row-group-size", "100", *filters)
+    assert proc.returncode == 0, proc.stderr
+    table = rows_of(out)
+    expected = echo(ts_cache, "-t", "wmt22", "-l", "de-en", "--echo", "ref", "LT22", *filters)
+    assert [[r] for r, _ in map(lambda x: x.split("\t"), expected)] == table["references"]
+    assert table["candidate"] == [x.split("\t")[1] for x in expected]  # the system output, embedded in the XML
+    hyps = read_lines(TS_HYP)
+    assert table["candidate"] == [hyps[n - 1] for n in table["line"]]
+    assert 100 < len(expected) < 1000 and table["line"] == sorted(table["line"]) and table["line"][-1] > 1000
+    manifest = json.loads((out / MANIFEST).read_text())
+    assert manifest["rows"] == len(expected) and manifest["n_parts"] == -(-len(expected) // 250)
+    assert (manifest["test_set"], manifest["langpair"], manifest["origlang"], manifest["subset"]) == \
+        ("wmt22", "de-en", "de", "news|social")
+    assert manifest["references"] == [str(ts_cache / "wmt22" / "wmt22.de-en.ref-A")]
+
+
+def test_test_sets_are_concatenated(ts_cache, tmp_path):
+    hyp = tmp_path / "both.txt"
+    hyp.write_bytes((CORPORA / "wmt22" / "en-de" / "sys.Online-B.txt").read_bytes()
+                    + (CORPORA / "wmt17" / "en-de" / "sys.online-B.0.txt").read_bytes())
+    out = tmp_path / "x.parquet"
+    proc = convert_ts(ts_cache, "-t", "wmt22,wmt17", "-l", "en-de", "-i", hyp, "-o", out, "--origlang", "en")
+    assert proc.returncode == 0, proc.stderr
+    table = pq.read_table(out).to_pydict()
+    refs = echo(ts_cache, "-t", "wmt22,wmt17", "-l", "en-de", "--echo", "ref", "--origlang", "en")
+    assert table["references"] == [[r] for r in refs] and max(table["line"]) > 2037
+    assert table["candidate"] == [read_lines(hyp)[n - 1] for n in table["line"]]
+
+
+def test_test_set_refusals_write_nothing(ts_cache, tmp_path):
+    out = tmp_path / "x.parquet"
+    wrong = CORPORA / "wmt17" / "en-de" / "sys.online-B.0.txt"
+    cases = [
+        ([REF, "-t", "wmt22", "-l", "de-en", "-i", TS_HYP], 2,
+         "I need exactly one of (a) a predefined test set (-t) or (b) a list of references"),
+        (["-i", TS_HYP], 2, "I need reference files (before -i/--input) or a predefined test set (-t)"),
+        (["-t", "wmt22", "-i", TS_HYP], 2,
+         "I need a language pair (-l). Use --list to see available language pairs for this test set."),
+        ([REF, "-i", HYP, "--origlang", "de"], 2,
+         "Filtering for --origlang or --subset needs a test (-t) and a language pair (-l)."),
+        (["-t", "wmt22", "-l", "de-en", "-i", TS_HYP, "--origlang", "xx"], 2,
+         "Test set 'wmt22' contains no sentence with origlang=xx"),
+        (["-t", "wmt22", "-l", "de-en", "-i", wrong], 1,
+         f"{wrong}: has 3004 lines but test set wmt22 (de-en) has 1984"),
+    ]
+    for args, rc, message in cases:
+        assert one_line(convert_ts(ts_cache, *args, "-o", out), rc) == f"beambleu: error: {message}"
+    inside = ts_cache / "wmt22" / "out.parquet"
+    assert one_line(convert_ts(ts_cache, "-t", "wmt22", "-l", "de-en", "-i", TS_HYP, "-o", inside), 2) == \
+        f"beambleu: error: {inside}: --output lies inside the input {ts_cache / 'wmt22'}"
+    empty = tmp_path / "empty-cache"
+    assert one_line(convert_ts(empty, "-t", "wmt17", "-l", "en-de", "-i", TS_HYP, "-o", out), 1) == \
+        f"beambleu: error: {empty / 'wmt17' / 'raw' / 'wmt17.test.tgz'}: not in sacrebleu's cache, and cannot be " \
+        "downloaded from https://data.statmt.org/wmt17/translation-task/test.tgz (network disabled by the test)"
+    assert not out.exists() and not inside.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty-cache"]

@@ -49,6 +49,12 @@ SKIP = {
     "beambleu run --input 'examples/sample/shards/*.parquet' --group-by system --output result.json "
     "--overwrite --runner dask --dask_client_address tcp://127.0.0.1:8786":
         "needs the dask cluster of the command before",
+    "beambleu score -t wmt22 -l de-en -i output.detok.en -m bleu chrf -f text":
+        "downloads wmt22 and needs a system output of it (tests/test_cli_testsets.py runs "
+        "beambleu score -t against sacrebleu -t on a cache made from ../shared/corpora)",
+    "beambleu convert -t wmt22 -l de-en -i output.detok.en -o shards/wmt22-de-en.parquet":
+        "downloads wmt22 and needs a system output of it (tests/test_convert.py converts -t on a cache made "
+        "from ../shared/corpora)",
     "beambleu run --input 's3://bucket/pairs/*.parquet' --output s3://bucket/results/bleu.json "
     "--s3_endpoint_url http://127.0.0.1:9000":
         "needs an S3 server with that bucket on 127.0.0.1:9000 (tests/test_object_storage.py runs the "

@@ -15,8 +15,8 @@ import sys
 from typing import List
 
 #: template parameters that are on/off switches of `beambleu run`
-FLAGS = ("overwrite", "lowercase", "force", "effective_order", "confidence", "paired_bs", "chrf_whitespace",
-         "chrf_lowercase", "chrf_eps_smoothing")
+FLAGS = ("overwrite", "lowercase", "force", "effective_order", "confidence", "paired_bs", "paired_ar",
+         "chrf_whitespace", "chrf_lowercase", "chrf_eps_smoothing")
 #: template parameters that may carry several values separated by ";"
 REPEATABLE = ("input", "group_by")
 
