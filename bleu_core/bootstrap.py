@@ -125,6 +125,22 @@ def weights(row_keys: np.ndarray, n_boot: int, seed: int = DEFAULT_SEED, thresho
     return out
 
 
+def seed_from_env():
+    """(the signature's ``seed:`` value, the generator's seed) from ``SACREBLEU_SEED``, as sacrebleu
+    reads it: 12345 when unset, ``none`` (any case) for a fresh random seed, shown as ``none``.
+    ValueError for anything else that is not an integer."""
+    import os
+    import secrets
+
+    text = os.environ.get("SACREBLEU_SEED", str(DEFAULT_SEED)).strip()
+    if text.lower() == "none":
+        return "none", secrets.randbits(63)
+    try:
+        return str(int(text)), int(text)
+    except ValueError:
+        raise ValueError(f"SACREBLEU_SEED={text!r} is not an integer or 'none'") from None
+
+
 def max_replicates(width: int = 10) -> int:
     """The largest replicate count whose totals (B x ``width`` int64) fit MAX_REPLICATE_BYTES."""
     return MAX_REPLICATE_BYTES // (8 * width)
@@ -167,8 +183,11 @@ def randomization_p_value(differences: Sequence[float], observed: float) -> floa
 
     As :func:`paired_p_value`, c counts trial differences **>=** the observed one, where sacrebleu
     2.6.0 counts **>**: a system compared with an identical copy of the baseline (every trial
-    difference 0) gets p = 1 here and p = 1 / (T + 1), "significant", there. Otherwise ties have
-    probability ~0 and the two agree."""
+    difference 0) gets p = 1 here and p = 1 / (T + 1), "significant", there. Ties are not rare
+    here: a trial that swaps only segments the systems translate identically, or every segment
+    where they differ, reproduces the observed difference exactly, so systems differing on a few
+    segments get large p-values here and small ones in sacrebleu. Counting those trials is the
+    test's definition (a difference reached by chance); sacrebleu's strict count drops them."""
     d = np.asarray(differences, dtype=np.float64)
     c = int(np.sum(d >= observed))
     return (c + 1) / (len(d) + 1)

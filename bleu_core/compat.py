@@ -27,8 +27,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import secrets
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -43,7 +41,7 @@ from .chrf import Chrf
 from .metric import Bleu
 from .score import SMOOTH_DEFAULTS, compute_bleu
 from .stats import column_sums
-from .tokenizers import DEFAULT_TOKENIZER
+from .tokenizers import DEFAULT_TOKENIZER, LANGUAGE_TOKENIZERS
 from .tokenizers import TOKENIZERS as _TOKENIZER_NAMES
 
 logger = logging.getLogger(__name__)
@@ -203,12 +201,8 @@ class _Option:
 
 
 def _seed_from_env() -> Tuple[str, int]:
-    """(the signature's seed, the generator's seed) from SACREBLEU_SEED, as sacrebleu reads it:
-    default 12345, ``none`` (any case) for a fresh random seed, printed ``none``."""
-    text = os.environ.get("SACREBLEU_SEED", str(bootstrap.DEFAULT_SEED))
-    if text.lower() == "none":
-        return "none", secrets.randbits(64)
-    return text.lower(), int(text)
+    """(the signature's seed, the generator's seed) from SACREBLEU_SEED (bootstrap.seed_from_env)."""
+    return bootstrap.seed_from_env()
 
 
 def _line_keys(n: int) -> np.ndarray:
@@ -382,7 +376,7 @@ class BLEU(_Metric):
     SMOOTH_DEFAULTS: Dict[str, Optional[float]] = dict(SMOOTH_DEFAULTS)
     TOKENIZERS = _TOKENIZER_NAMES
     TOKENIZER_DEFAULT = DEFAULT_TOKENIZER
-    _TOKENIZER_MAP = {"zh": "zh", "ja": "ja-mecab", "ko": "ko-mecab"}
+    _TOKENIZER_MAP = LANGUAGE_TOKENIZERS
 
     lowercase = _Option()
     smooth_method = _Option()
@@ -524,9 +518,8 @@ class PairedTest:
                 raise TypeError(f"metrics[{name!r}] must be a bleu_core.compat BLEU or CHRF, "
                                 f"got {type(metric).__name__}")
         self.test_type = test_type
-        seed_text = os.environ.get("SACREBLEU_SEED", str(bootstrap.DEFAULT_SEED))
-        self._seed = None if seed_text.lower() == "none" else int(seed_text)
-        self._draw_seed = secrets.randbits(64) if self._seed is None else self._seed
+        label, self._draw_seed = _seed_from_env()
+        self._seed = None if label == "none" else self._draw_seed
         self.n_jobs = n_jobs
         self.references = references
         self.named_systems = named_systems

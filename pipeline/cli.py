@@ -35,6 +35,11 @@ class Parser(argparse.ArgumentParser):
         kwargs["allow_abbrev"] = False
         super().__init__(*args, **kwargs)
 
+    def error(self, message):
+        """Bad usage is one line (the house rule; argparse would print the usage block first) and
+        exit code 2; ``--help`` shows the usage."""
+        self.exit(2, f"{self.prog}: error: {message} (--help shows the usage)\n")
+
     def _get_option_tuples(self, option_string):
         found = super()._get_option_tuples(option_string)
         if option_string[1:2] in self.prefix_chars:  # --long: allow_abbrev=False already matched nothing

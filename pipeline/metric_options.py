@@ -38,16 +38,14 @@ def _add_bleu(p, run: bool) -> None:
                        " (on with --sentence-level)"))
 
 
-def default_tokenizer(langpair) -> str:
-    """sacrebleu's choice when no ``--tokenize`` is given: by the target language of ``-l``."""
-    target = langpair.split("-")[-1] if langpair else ""
-    return {"zh": "zh", "ja": "ja-mecab", "ko": "ko-mecab"}.get(target, "13a")
-
-
 def _bleu(args):
     from bleu_core import Bleu
 
-    tokenize = args.tokenize or default_tokenizer(getattr(args, "langpair", None))
+    from bleu_core.tokenizers import default_tokenizer
+
+    from .testsets import trg_lang
+
+    tokenize = args.tokenize or default_tokenizer(trg_lang(args) if getattr(args, "langpair", None) else None)
     return Bleu(tokenize=tokenize, lowercase=args.lowercase, smooth_method=args.smooth_method,
                 smooth_value=args.smooth_value, max_ngram_order=args.max_ngram_order,
                 effective_order=args.effective_order or getattr(args, "sentence_level", False))

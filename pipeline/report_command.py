@@ -203,6 +203,9 @@ def from_paired_score(rows, path: str) -> List[Dict]:
             _check_score(row[name], path, f"entry {i}: {name!r}")
     views = []
     for name in names:
+        cells = [row[name] for row in rows]
+        # sacrebleu's Result objects: the randomization test gives p-values and no mean
+        randomization = all(c.get("mean", 0) is None for c in cells) and any(c.get("p_value") for c in cells)
         groups, baseline, signature = [], None, ""
         for row in rows:
             system = row["system"]
@@ -214,8 +217,9 @@ def from_paired_score(rows, path: str) -> List[Dict]:
             groups.append({"group_by": ["system"], "key": {"system": system}, **b})
         sig = dict(part.partition(":")[::2] for part in signature.split("|") if part)
         views.append({"signature": signature, "corpus": None, "groups": groups, "name": name,
-                      "bootstrap": {"n": sig.get("bs"), "seed": sig.get("seed"), "baseline": baseline,
-                                    "system_column": "system"}})
+                      "bootstrap": {"n": sig.get("bs") or sig.get("ar"), "seed": sig.get("seed"), "baseline": baseline,
+                                    "system_column": "system",
+                                    "method": "approximate-randomization" if randomization else "poisson"}})
     return views
 
 
@@ -439,10 +443,11 @@ def _section(doc: Dict, cols: List[str], system: str, w: int, named: bool) -> Li
         out.append(f"corpus: {name} {_fmt(c['score'], w)}"
                    + (f" [{_fmt(c['confidence_low'], w)}, {_fmt(c['confidence_high'], w)}]" if "confidence_low" in c
                       else "") + pairs)
-    out.append(f"{name + ' ' if named else ''}signature: {doc.get('signature', '')}")
+    if doc.get("signature"):  # (sacrebleu's paired JSON has none)
+        out.append(f"{name + ' ' if named else ''}signature: {doc['signature']}")
     if cols:
         header, rows = table(doc, cols, system, w)
-        out += ["", render(header, rows)]
+        out += ([""] if out else []) + [render(header, rows)]
         notes = []
         if any("confidence_low" in g for g in doc["groups"]):
             if boot.get("n") is None:  # sacrebleu's JSON fields: mean and half-width only

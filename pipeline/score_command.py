@@ -19,7 +19,9 @@ import argparse
 import json
 import os
 import re
+import shutil
 import sys
+import tempfile
 from typing import Dict, List, Optional
 
 import numpy as np
@@ -32,6 +34,8 @@ FORMATS = ("json", "text", "latex")
 #: ANSI colours as sacrebleu (colorama) writes them
 _COLORS = {"red": "\x1b[31m", "green": "\x1b[32m", "yellow": "\x1b[33m", "cyan": "\x1b[36m"}
 _RESET = "\x1b[0m"
+#: --sentence-level lines are kept in memory up to this size, then in a temporary file
+SPOOL_BYTES = 8 << 20
 
 
 def _encoding(value: str) -> str:
@@ -174,7 +178,7 @@ class _System:
         self.boot = self.swapped = None
         self.subsets = np.zeros((n_subsets, width), dtype=np.int64)
         self.n_subset = [0] * n_subsets
-        self.lines: List[str] = []
+        self.lines = None  # --sentence-level: the lines, spooled to a temporary file past a few MB
         self.n, self.tokenized = 0, 0
 
     def add(self, run: "_Run", hyps, refs, first: int) -> None:
@@ -196,7 +200,11 @@ class _System:
         if run.args.sentence_level:
             one = run.metrics[0].sentence_metric()
             sig = one.signature(run.nrefs).format(run.args.short)
-            self.lines.extend(one.score(row).format(run.args.width, run.args.score_only, sig) for row in rows)
+            if self.lines is None:
+                self.lines = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES, mode="w+", encoding="utf-8",
+                                                           newline="\n")
+            self.lines.writelines(one.score(row).format(run.args.width, run.args.score_only, sig) + "\n"
+                                  for row in rows)
             return
         keys = row_keys_for_lines(len(keep) if keep is not None else len(rows), first)
         if keep is not None:
@@ -253,6 +261,10 @@ def run(args) -> int:
     if args.sentence_level:
         args.effective_order = True
     metrics = metrics_from_args(args)
+    if not args.quiet:
+        trg = testsets.trg_lang(args)
+        for warning in testsets.tokenizer_warnings(args.tokenize, trg, args.test_set, "bleu" in args.metrics):
+            print(f"beambleu: warning: {warning}", file=sys.stderr)
     hyp_sources, names = _system_sources(args)
     if names is not None:
         _check_systems(args, len(names))  # else (standard input) once its first line is read
@@ -277,17 +289,27 @@ def run(args) -> int:
         raise testsets.empty_subset_error(args)
     warn_tokenized(max(s.tokenized for s in systems), args)
     if args.sentence_level:
-        sys.stdout.write("\n".join(systems[0].lines) + "\n")
-        return 0
+        lines = systems[0].lines
+        lines.seek(0)
+        shutil.copyfileobj(lines, sys.stdout)
+        lines.close()
+        return _done(args)
     if args.detail and args.format == "json":
         args.format = "text"  # as sacrebleu: the subsets' lines follow the scores
     if len(systems) == 1:
         _print_single(state, systems[0])
         if args.detail:
             _print_detail(state, systems[0])
-        return 0
+        return _done(args)
     _info(args, f"found {len(systems)} systems")
     _print_table(state, names, systems)
+    return _done(args)
+
+
+def _done(args) -> int:
+    """Exit code 0; with colours on, the reset colorama writes when sacrebleu exits."""
+    if _colors(args).on:
+        sys.stdout.write(_RESET)
     return 0
 
 
@@ -299,8 +321,10 @@ def _check_systems(args, n: int) -> None:
         raise UsageError("--sentence-level does not combine with --confidence or the paired tests")
     if paired and n == 1:
         raise UsageError("the paired tests need a baseline and at least one more system (-i BASE SYS...)")
-    if n > 1 and args.confidence and not paired:
+    if n > 1 and args.confidence:  # as sacrebleu, with or without a paired test
         raise UsageError("--confidence is for one system; for several use --paired-bs or --paired-ar")
+    if n > 1 and args.with_stats:
+        raise UsageError("--with-stats adds to the JSON of one system; several systems print sacrebleu's table")
 
 
 # ----------------------------------------------------------------------------- one system
@@ -373,16 +397,20 @@ def _print_single(run: _Run, system: _System) -> None:
             print(f"{line[:n]:>{width}}{line[n:]}")
 
 
+def _cli_order(run: "_Run") -> List[int]:
+    """The metrics' indices in the order of their first ``-m`` mention (the run holds them sorted)."""
+    ids = [m.lower() for m in run.args.metrics]
+    return sorted(range(len(run.metrics)), key=lambda i: ids.index(run.metrics[i].id))
+
+
 def _print_detail(run: _Run, system: _System) -> None:
     """``--detail``: the scores of the test set's subsets (origlang and domain), as sacrebleu."""
     from . import testsets
 
     rows = []
-    order = sorted(range(len(run.metrics)), key=lambda i: [m.lower() for m in run.args.metrics].index(
-        run.metrics[i].id))  # sacrebleu scores the subsets in -m order
     for (label, _), totals, n in zip(run.subsets, system.subsets, system.n_subset):
         if n:
-            for i in order:
+            for i in _cli_order(run):  # sacrebleu scores the subsets in -m order
                 score = run.metrics[i].score(totals[run.metrics.slices[i]])
                 rows.append((label, n, score.name, score.score))
     for line in testsets.format_detail(rows, run.args.width, _colors(run.args).on):
@@ -407,7 +435,11 @@ def _table_columns(run: _Run, systems: List[_System]):
     args = run.args
     columns: Dict[str, list] = {}
     sigs: Dict[str, str] = {}
-    for metric, cols in zip(run.metrics, run.metrics.slices):
+    order = range(len(run.metrics))
+    if args.paired_bs or args.paired_ar:  # sacrebleu's paired tests keep the -m order; the rest is sorted
+        order = _cli_order(run)
+    for i in order:
+        metric, cols = run.metrics[i], run.metrics.slices[i]
         scores = [metric.score(s.total[cols]) for s in systems]
         name = scores[0].name
         sig = metric.signature(run.nrefs)
@@ -505,7 +537,7 @@ def _print_grid(args, names, columns, sigs) -> None:
 def _print_explanation(args, color, baseline_name: str) -> None:
     """What sacrebleu prints under the paired tests' table, word for word."""
     kind = "bootstrap resampling" if args.paired_bs else "approximate randomization"
-    n = (args.paired_bs_n or 1000) if args.paired_bs else (args.paired_ar_n or 10000)
+    n = args.paired_bs_n if args.paired_bs else args.paired_ar_n  # as given (0 too), as sacrebleu prints it
     unit = "resampling trials" if args.paired_bs else "trials"
     msg = f"Paired {kind} test with {n} {unit}"
     bline, null = color("baseline", "yellow"), color("Null hypothesis", "green")

@@ -68,21 +68,13 @@ def resolve_seed(args) -> None:
     """Set ``args.seed`` (an int) and ``args.seed_label`` (the signature's ``seed:`` value):
     ``--seed``, else ``$SACREBLEU_SEED`` (sacrebleu's variable; ``none`` draws a seed, shown as
     ``none`` as sacrebleu shows it), else 12345."""
-    import os
-    import secrets
-
     if args.seed is not None:
         args.seed_label = str(args.seed)
         return
-    env = os.environ.get("SACREBLEU_SEED", str(bs.DEFAULT_SEED)).strip()
-    if env.lower() == "none":
-        args.seed, args.seed_label = secrets.randbits(63), "none"
-        return
     try:
-        args.seed = int(env)
-    except ValueError:
-        raise UsageError(f"SACREBLEU_SEED={env!r} is not an integer or 'none'") from None
-    args.seed_label = str(args.seed)
+        args.seed_label, args.seed = bs.seed_from_env()
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def n_boot(args, width: int) -> int:

@@ -39,7 +39,6 @@ INSTALL = "pip install 'beambleu[testsets]'"
 NO_SUBSETS = "No subset information found. Consider using --origlang argument."
 _YELLOW, _RESET = "\x1b[33m", "\x1b[0m"  # colorama's Fore.YELLOW and Style.RESET_ALL
 #: BLEU's tokenizer for a target language when --tokenize is not given (sacrebleu's BLEU._TOKENIZER_MAP)
-_TOKENIZER_FOR = {"zh": "zh", "ja": "ja-mecab", "ko": "ko-mecab"}
 
 
 def add_testset_arguments(p, info: bool = True) -> None:
@@ -587,7 +586,9 @@ def trg_lang(args) -> Optional[str]:
 def default_tokenizer(trg: Optional[str]) -> str:
     """BLEU's tokenizer when ``--tokenize`` is not given, as sacrebleu's BLEU chooses it from the
     target language: zh -> zh, ja -> ja-mecab, ko -> ko-mecab, else 13a."""
-    return _TOKENIZER_FOR.get(trg or "", "13a")
+    from bleu_core.tokenizers import default_tokenizer as by_language
+
+    return by_language(trg)
 
 
 def tokenizer_warnings(tokenize: Optional[str], trg: Optional[str], test_set: Optional[str],

@@ -162,8 +162,9 @@ class _Segments:
             while True:
                 try:
                     line = text.readline(limit)
-                except UnicodeDecodeError as exc:
-                    raise InputError(self.path, f"cannot be decoded as {self.source.encoding} ({exc.reason})",
+                except UnicodeError as exc:  # UTF-16/32 without a byte-order mark raise the base class
+                    reason = getattr(exc, "reason", None) or str(exc)
+                    raise InputError(self.path, f"cannot be decoded as {self.source.encoding} ({reason})",
                                      self.n + 1) from None
                 if not line:
                     return
@@ -254,7 +255,7 @@ class _Segments:
                     break
                 n += block.count(b"\n")
                 last = block[-1:]
-        except (OSError, EOFError, zlib.error, UnicodeDecodeError) as exc:
+        except (OSError, EOFError, zlib.error, UnicodeError) as exc:
             raise self._read_error(exc) from None
         return n + (last != b"\n")
 

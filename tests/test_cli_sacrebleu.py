@@ -247,6 +247,12 @@ RESAMPLED = {
     "paired-ar-j2-text": plain(LIV_REF, "-i", S0, S1, S2, "--paired-ar", "-parn", "500", "--paired-jobs", "2",
                                "-f", "text"),
     "paired-ar-stdin-text": _stdin([S0, S1, S2], "--paired-ar", "-parn", "500", "-f", "text"),
+    # the paired tests keep the -m order (the other outputs sort the metrics)
+    "paired-ar-m-chrf-bleu-text": plain(LIV_REF, "-i", S0, S1, "-par", "-parn", "300", "-m", "chrf", "bleu", "-f",
+                                        "text"),
+    "paired-ar-m-chrf-bleu-json": plain(LIV_REF, "-i", S0, S1, "-par", "-parn", "300", "-m", "chrf", "bleu", "-f",
+                                        "json"),
+    "paired-bs-n0-text": plain(LIV_REF, "-i", S0, S1, "-pbs", "-pbsn", "0", "-f", "text"),
 }
 
 # ---------------------------------------------------------------- errors
@@ -281,6 +287,8 @@ ERRORS = {
     "sl-two-systems": plain(LIV_REF, "-i", S0, S1, "-sl"),
     "sl-with-ci": plain(LIV_REF, "-i", S0, "-sl", "-ci"),
     "ci-two-systems": plain(LIV_REF, "-i", S0, S1, "-ci"),
+    "ci-two-systems-paired": plain(LIV_REF, "-i", S0, S1, "-ci", "-pbs"),
+    "utf16-without-bom": plain(LIV_REF, "-i", S0, "-e", "utf-16"),
     "same-system-twice": plain(LIV_REF, "-i", S0, S1, S0),
     "line-count-mismatch": plain(LIV_REF, "-i", DEEN_SYS),
     "no-references": plain("-i", S0),

@@ -185,3 +185,41 @@ def test_sacrebleu_seed_environment_variable(seed):
                                text=True, env=env, timeout=300)
         default = beambleu(*args)
         assert again.stdout == ours.stdout and default.stdout != ours.stdout
+
+
+def _on_a_terminal(cmd, env):
+    """stdout of ``cmd`` written to a pseudo-terminal (the way sacrebleu's colours are decided)."""
+    import pty
+
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(cmd, stdout=follower, stderr=subprocess.DEVNULL, env=env, cwd=REPO)
+    os.close(follower)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the terminal is gone once the process has exited
+            break
+        if not chunk:
+            break
+        out += chunk
+    proc.wait(timeout=300)
+    os.close(leader)
+    return proc.returncode, out.decode("utf-8").replace("\r\n", "\n")
+
+
+@pytest.mark.parametrize("extra", [["-f", "text"], ["-pbs", "-pbsn", "50", "-f", "text", "-q"], ["-nc", "-f", "text"]])
+def test_colours_on_a_terminal_are_sacrebleus(extra):
+    """On a terminal sacrebleu colours the table (and colorama resets at exit); -nc or NO_COLOR turn it off."""
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "SACREBLEU_FORMAT")}
+    args = [REFS[0], "-i", HYP, str(SAMPLE / "sys.beta.txt"), *extra]
+    rc_ours, ours = _on_a_terminal([sys.executable, "-m", "beambleu.cli", "score", *args], env)
+    rc_theirs, theirs = _on_a_terminal([sys.executable, "-m", "sacrebleu", *args], env)
+    assert rc_ours == rc_theirs == 0
+    assert ("\x1b[36m" in ours) == ("-nc" not in extra)
+    assert _masked_p(ours) == _masked_p(theirs)
+
+
+def _masked_p(text):
+    text = re.sub(r"\(p = [0-9.]+\)\*?", "(p = P)", re.sub(r"\([0-9.]+ ± [0-9.]+\)", "(M ± H)", text))
+    return re.sub(r"│[^│\n]*\(M ± H\)[^│\n]*│", "│CELL│", unversioned(text))

@@ -46,11 +46,11 @@ def one_line(proc, rc: int) -> str:
 
 
 def usage_line(proc) -> str:
-    """argparse's error line (after its usage lines): exit 2, nothing on stdout."""
+    """argparse's error: one line, exit 2, nothing on stdout (returned without its --help hint)."""
     assert proc.returncode == 2, (proc.returncode, proc.stderr)
     assert proc.stdout == "" and "Traceback" not in proc.stderr
-    assert proc.stderr.startswith("usage: "), proc.stderr
-    return proc.stderr.splitlines()[-1]
+    assert len(proc.stderr.splitlines()) == 1, proc.stderr
+    return proc.stderr.rstrip("\n").removesuffix(" (--help shows the usage)")
 
 
 def listing(d):

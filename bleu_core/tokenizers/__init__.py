@@ -25,6 +25,13 @@ _REGISTRY = {
 #: every tokenizer name, in sacrebleu's spelling
 TOKENIZERS = tuple(_REGISTRY)
 DEFAULT_TOKENIZER = "13a"
+#: sacrebleu's BLEU tokenizer for a target language when none is asked for (else DEFAULT_TOKENIZER)
+LANGUAGE_TOKENIZERS = {"zh": "zh", "ja": "ja-mecab", "ko": "ko-mecab"}
+
+
+def default_tokenizer(trg_lang) -> str:
+    """The tokenizer sacrebleu's BLEU uses for ``trg_lang`` when ``tokenize`` is not given."""
+    return LANGUAGE_TOKENIZERS.get(trg_lang or "", DEFAULT_TOKENIZER)
 
 
 def check_tokenizer_name(name) -> str:
