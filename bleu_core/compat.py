@@ -40,6 +40,7 @@ from .batch import to_arrow
 from .chrf import Chrf
 from .metric import Bleu
 from .score import SMOOTH_DEFAULTS, compute_bleu
+from .signature import SignatureFields
 from .stats import column_sums
 from .tokenizers import DEFAULT_TOKENIZER, LANGUAGE_TOKENIZERS
 from .tokenizers import TOKENIZERS as _TOKENIZER_NAMES
@@ -148,36 +149,17 @@ def _bleu_score(core, smooth_method: str, smooth_value) -> BLEUScore:
 # ------------------------------------------------------------------------------ signatures
 
 
-class Signature:
+class Signature(SignatureFields):
     """sacrebleu's signature object: ``info`` (ordered fields, ``None`` ones left out),
     :meth:`format` (``short=True`` abbreviates the keys), :meth:`update`. The metric's fields and
     the version come from bleu_core's own signatures (``version:beambleu-<version>``; BLEU adds
     ``order:N`` when ``max_ngram_order`` is not 4, which sacrebleu's signature omits)."""
 
-    _abbr = {"version": "v", "nrefs": "#", "test": "t", "lang": "l", "subset": "S", "origlang": "o", "bs": "bs",
-             "ar": "ar", "seed": "rs", "case": "c", "eff": "e", "tok": "tok", "smooth": "s", "nc": "nc", "nw": "nw",
-             "space": "s"}
+    ABBR = {**SignatureFields.ABBR, "test": "t", "lang": "l", "subset": "S", "origlang": "o", "case": "c", "eff": "e",
+            "smooth": "s", "space": "s"}
 
     def __init__(self, info: Dict):
         self.info = dict(info)
-
-    def format(self, short: bool = False) -> str:
-        keys = [k for k in self.info if k != "version"] + ["version"]
-        pairs = []
-        for key in keys:
-            value = self.info.get(key)
-            if value is None:
-                continue
-            if isinstance(value, bool):
-                value = "yes" if value else "no"
-            pairs.append(f"{self._abbr.get(key, key) if short else key}:{value}")
-        return "|".join(pairs)
-
-    def update(self, key: str, value) -> None:
-        """Set a field (a new one goes after the others, before the version)."""
-        self.info[key] = value
-
-    __str__ = format
 
     def __repr__(self) -> str:
         return self.format()

@@ -19,10 +19,17 @@ class SignatureFields:
     def format(self, short: bool = False) -> str:
         fields = [(k, v) for k, v in self.info.items() if v is not None and k != "version"]
         fields.append(("version", self.info["version"]))
-        return "|".join(f"{self.ABBR.get(k, k) if short else k}:{v}" for k, v in fields)
+        return "|".join(f"{self.ABBR.get(k, k) if short else k}:{_text(v)}" for k, v in fields)
 
     def update(self, key: str, value) -> None:
         self.info[key] = value
 
     def __str__(self) -> str:
         return self.format()
+
+
+def _text(value) -> str:
+    """A field's value as sacrebleu prints it (booleans as yes/no)."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
