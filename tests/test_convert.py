@@ -147,6 +147,13 @@ def test_disk_full_leaves_nothing(tmp_path):
     assert listing(tmp_path) == ["big.txt"]
 
 
+def _default_sigint():
+    """In the child before exec: SIGINT at its default, so that Python turns it into KeyboardInterrupt
+    (a test run started in the background by a non-interactive shell inherits SIGINT ignored, and a
+    command started so rightly keeps ignoring it)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("signum,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_interrupt_mid_conversion_leaves_nothing_and_a_rerun_works(tmp_path, signum, code):
     """SIGINT or SIGTERM while convert waits for more input from a FIFO that stalls: exit 130 or
@@ -156,7 +163,8 @@ def test_interrupt_mid_conversion_leaves_nothing_and_a_rerun_works(tmp_path, sig
     out = tmp_path / "out"
     proc = subprocess.Popen([sys.executable, "-m", "beambleu.cli", "convert", str(REF), "-i", str(fifo), "-o",
                              str(out), "--rows-per-shard", "10", "--row-group-size", "5"],
-                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_default_sigint)
     writer = open(fifo, "wb")
     try:
         writer.write(b"".join(line.encode() + b"\n" for line in read_lines(HYP)[:25]))
