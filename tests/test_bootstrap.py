@@ -347,21 +347,28 @@ PAIRED = ["--group-by", "system,langpair", "--group-by", "langpair", "--paired-b
           "--id-column", "seg", "--progress", "off"]
 
 
-@needs_corpora
-def test_pipeline_randomization_test_is_identical_for_1_and_7_shards_and_for_worker_processes(seg_rows, tmp_path):
-    baseline = sorted({r["system"] for r in seg_rows if r["langpair"] == "wmt22/de-en"})[0]
+def _same_on_every_sharding(seg_rows, tmp_path, *flags):
+    """`beambleu run FLAGS` on 1 shard, 7 shards, and 7 shards with worker processes: the three
+    results (resampling fields of the corpus and every group), asserted identical."""
     docs = []
     for n_shards, extra in ((1, []), (7, []), (7, ["--direct_running_mode=multi_processing",
                                                    "--direct_num_workers=2"])):
         d = tmp_path / f"s{n_shards}-{len(extra)}"
         glob = write_shards(seg_rows, d / "in", n_shards=n_shards, row_group_size=1500, shuffle_seed=n_shards,
                             schema=_schema())
-        rc, _, err = run_cli("--input", glob, "--group-by", "system,langpair", "--paired-ar", "--paired-ar-n", "300",
-                             "--id-column", "seg", "--progress", "off", "--baseline", baseline,
-                             "--output", d / "r.json", *extra)
+        rc, _, err = run_cli("--input", glob, *flags, "--output", d / "r.json", *extra)
         assert rc == 0, err
         docs.append(load(d / "r.json"))
     assert boot_view(docs[0]) == boot_view(docs[1]) == boot_view(docs[2])
+    return docs
+
+
+@needs_corpora
+def test_pipeline_randomization_test_is_identical_for_1_and_7_shards_and_for_worker_processes(seg_rows, tmp_path):
+    baseline = sorted({r["system"] for r in seg_rows if r["langpair"] == "wmt22/de-en"})[0]
+    docs = _same_on_every_sharding(seg_rows, tmp_path, "--group-by", "system,langpair", "--paired-ar",
+                                   "--paired-ar-n", "300", "--id-column", "seg", "--progress", "off",
+                                   "--baseline", baseline)
     tested = [g for g in docs[0]["groups"] if g["key"]["langpair"] == "wmt22/de-en" and g["key"]["system"] != baseline]
     assert len(tested) >= 5 and all(0 < g["p_value"] <= 1 and "confidence_low" not in g for g in tested)
     assert docs[0]["bootstrap"]["method"] == "approximate-randomization"
@@ -370,16 +377,7 @@ def test_pipeline_randomization_test_is_identical_for_1_and_7_shards_and_for_wor
 @needs_corpora
 def test_pipeline_bootstrap_is_identical_for_1_and_7_shards_and_for_worker_processes(seg_rows, tmp_path):
     baseline = sorted({r["system"] for r in seg_rows if r["langpair"] == "wmt22/de-en"})[0]
-    docs = []
-    for n_shards, extra in ((1, []), (7, []), (7, ["--direct_running_mode=multi_processing",
-                                                   "--direct_num_workers=2"])):
-        d = tmp_path / f"s{n_shards}-{len(extra)}"
-        glob = write_shards(seg_rows, d / "in", n_shards=n_shards, row_group_size=1500, shuffle_seed=n_shards,
-                            schema=_schema())
-        rc, _, err = run_cli("--input", glob, *PAIRED, "--baseline", baseline, "--output", d / "r.json", *extra)
-        assert rc == 0, err
-        docs.append(load(d / "r.json"))
-    assert boot_view(docs[0]) == boot_view(docs[1]) == boot_view(docs[2])
+    docs = _same_on_every_sharding(seg_rows, tmp_path, *PAIRED, "--baseline", baseline)
     doc = docs[0]
     assert doc["bootstrap"] == {"n": 200, "seed": 12345, "method": "poisson", "paired": True, "baseline": baseline,
                                 "system_column": "system"}
