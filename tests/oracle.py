@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from functools import lru_cache
 from pathlib import Path
@@ -59,3 +60,17 @@ def read_lines(path: Path):
     """Lines as sacrebleu's CLI reads them: UTF-8, split on \\n only, rstrip()."""
     with open(path, encoding="utf-8", newline="\n") as fh:
         return [line.rstrip() for line in fh]
+
+
+@contextlib.contextmanager
+def seed_env(value):
+    """``SACREBLEU_SEED=value`` in this process for the block (sacrebleu and bleu_core.compat read it)."""
+    old = os.environ.get("SACREBLEU_SEED")
+    os.environ["SACREBLEU_SEED"] = str(value)
+    try:
+        yield
+    finally:
+        if old is None:
+            del os.environ["SACREBLEU_SEED"]
+        else:
+            os.environ["SACREBLEU_SEED"] = old

@@ -9,8 +9,6 @@ to port, so this file tests the metric API that compat does offer, against sacre
 
 import inspect
 import logging
-import os
-from contextlib import contextmanager
 
 import numpy as np
 import pytest
@@ -18,7 +16,7 @@ import pytest
 import bleu_core
 from bleu_core import bootstrap, compat
 
-from .oracle import CORPORA, has_mecab, read_lines
+from .oracle import CORPORA, has_mecab, read_lines, seed_env
 
 pytest.importorskip("sacrebleu")
 import sacrebleu  # noqa: E402
@@ -27,19 +25,6 @@ import sacrebleu.significance  # noqa: E402
 HYPS = ["The dog bit the man.", "It wasn't surprising.", "The man had just bitten him."]
 REFS = [["The dog bit the man.", "It was not unexpected.", "The man bit him first."],
         ["The dog had bit the man.", None, ""]]
-
-
-@contextmanager
-def seed_env(value):
-    old = os.environ.get("SACREBLEU_SEED")
-    os.environ["SACREBLEU_SEED"] = str(value)
-    try:
-        yield
-    finally:
-        if old is None:
-            del os.environ["SACREBLEU_SEED"]
-        else:
-            os.environ["SACREBLEU_SEED"] = old
 
 
 def versioned_as_sacrebleu(text: str) -> str:

@@ -15,16 +15,14 @@ bootstrap, Moses' and multeval's own details).
 
 import json
 import math
-import os
 import subprocess
 import sys
-from contextlib import contextmanager
 
 import pytest
 
 from bleu_core import compat
 
-from .oracle import CORPORA, REPO, read_lines
+from .oracle import CORPORA, REPO, read_lines, seed_env
 
 sacrebleu = pytest.importorskip("sacrebleu")
 from sacrebleu.significance import PairedTest as SacrePairedTest  # noqa: E402
@@ -45,19 +43,6 @@ N_AR, N_MULTEVAL = 10000, 10000
 def tolerance(p: float, n: int, n_ref: int) -> float:
     """4 standard errors of the difference of two Monte Carlo estimates of p, plus 0.01."""
     return 4 * math.sqrt(p * (1 - p) * (1 / n + 1 / n_ref)) + 0.01
-
-
-@contextmanager
-def seed_env(value):
-    old = os.environ.get("SACREBLEU_SEED")
-    os.environ["SACREBLEU_SEED"] = str(value)
-    try:
-        yield
-    finally:
-        if old is None:
-            del os.environ["SACREBLEU_SEED"]
-        else:
-            os.environ["SACREBLEU_SEED"] = old
 
 
 def lines(path):
