@@ -8,81 +8,35 @@ import pytest
 from bleu_core import compat
 
 from .oracle import CORPORA, read_lines
+from .test_chrf import (EFFECTIVE_ORDER_BETA3, EPS_SMOOTHING_BETA3, KEEP_WHITESPACE_BETA3,
+                        SENTENCE_EPS_SMOOTHING)
 
 sacrebleu = pytest.importorskip("sacrebleu")
 
 TOL = 1e-4
 
-SENTENCES = [
-    ("Co nás nejvíc trápí, protože lékaři si vybírají, kdo bude žít a kdo zemře.",
-     ["Nejvíce smutní jsme z toho, že musíme rozhodovat o tom, kdo bude žít a kdo zemře."], 39.14078509),
-    ("Nebo prostě nemají vybavení, které by jim pomohlo, uvedli lékaři.",
-     ["A někdy nemáme ani potřebný materiál, abychom jim pomohli, popsali lékaři."], 31.22557079),
-    ("Lapali po dechu, jejich životy skončily dřív, než skutečně začaly.",
-     ["Lapali po dechu a pak jejich život skončil - dřív, než skutečně mohl začít, připomněli."], 57.15704367),
-]
-
-# eps smoothing (chrF++.py, NLTK, Moses): orders a short text lacks count as epsilon
-EPS_CASES = [
-    (["abcdefg"], ["hijklmnop"], 0.0),
-    (["a"], ["b"], 0.0),
-    ([""], ["b"], 0.0),
-    ([""], ["ref"], 0.0),
-    ([""], ["reference"], 0.0),
-    (["aa"], ["ab"], 8.3333),
-    (["a", "b"], ["a", "c"], 8.3333),
-    (["a"], ["a"], 16.6667),
-    (["a b c"], ["a b c"], 50.0),
-    (["a b c"], ["abc"], 50.0),
-    ([" risk assessment must be made of those who are qualified and expertise in the sector - these are the "
-      "scientists ."],
-     ["risk assessment has to be undertaken by those who are qualified and expert in that area - that is the "
-      "scientists ."], 63.361730),
-    ([" Die    Beziehung zwischen  Obama und Netanjahu ist nicht gerade  freundlich. "],
-     ["Das Verhältnis zwischen Obama und Netanyahu ist nicht gerade freundschaftlich."], 64.1302698),
-    (["Niemand hat die Absicht, eine Mauer zu errichten"], ["Niemand hat die Absicht, eine Mauer zu errichten"], 100.0),
-]
-
-# effective-order averaging (sacrebleu's default, as before 2.0.0)
-EFFECTIVE_CASES = [
-    (["a"], ["a"], 100.0),
-    ([""], ["reference"], 0.0),
-    (["a b c"], ["a b c"], 100.0),
-    (["a b c"], ["abc"], 100.0),
-    ([""], ["c"], 0.0),
-    (["a", "b"], ["a", "c"], 50.0),
-    (["aa"], ["ab"], 25.0),
-]
-
-WHITESPACE_CASES = [
-    (["Die Beziehung zwischen Obama und Netanjahu ist nicht gerade freundlich."],
-     ["Das Verhältnis zwischen Obama und Netanyahu ist nicht gerade freundschaftlich."], 67.3481606),
-    (["risk assessment must be made of those who are qualified and expertise in the sector - these are the "
-      "scientists ."],
-     ["risk assessment has to be undertaken by those who are qualified and expert in that area - that is the "
-      "scientists ."], 65.2414427),
-]
+# the facts of sacrebleu 2.6.0's test_chrf.py are ported once, in tests/test_chrf.py
 
 
-@pytest.mark.parametrize("hyps, refs, expected", EPS_CASES)
+@pytest.mark.parametrize("hyps, refs, expected", EPS_SMOOTHING_BETA3)
 def test_chrf_eps_smoothing(hyps, refs, expected):
     score = compat.corpus_chrf(hyps, [refs], char_order=6, word_order=0, beta=3, eps_smoothing=True).score
     assert abs(score - expected) < TOL
 
 
-@pytest.mark.parametrize("hyps, refs, expected", EFFECTIVE_CASES)
+@pytest.mark.parametrize("hyps, refs, expected", EFFECTIVE_ORDER_BETA3)
 def test_chrf_effective_order(hyps, refs, expected):
     score = compat.corpus_chrf(hyps, [refs], char_order=6, word_order=0, beta=3, eps_smoothing=False).score
     assert abs(score - expected) < TOL
 
 
-@pytest.mark.parametrize("hyps, refs, expected", WHITESPACE_CASES)
+@pytest.mark.parametrize("hyps, refs, expected", KEEP_WHITESPACE_BETA3)
 def test_chrf_keep_whitespace(hyps, refs, expected):
     score = compat.corpus_chrf(hyps, [refs], char_order=6, word_order=0, beta=3, remove_whitespace=False).score
     assert abs(score - expected) < TOL
 
 
-@pytest.mark.parametrize("hyp, refs, expected", SENTENCES)
+@pytest.mark.parametrize("hyp, refs, expected", SENTENCE_EPS_SMOOTHING)
 def test_sentence_chrf(hyp, refs, expected):
     assert abs(compat.sentence_chrf(hyp, refs, eps_smoothing=True).score - expected) < TOL
 
