@@ -147,6 +147,7 @@ def batch_stats(
     lowercase: bool = False,
     max_ngram_order: int = 4,
     per_row: bool = True,
+    spm_model: Optional[str] = None,
     _stop_after: int = 3,
 ) -> np.ndarray:
     """BLEU statistics of a batch.
@@ -155,11 +156,12 @@ def batch_stats(
     list<string> array (or a sequence of sequences), where a null entry is a missing reference
     and ``""`` a real empty one. Returns ``int64[n, 2+2N]`` when ``per_row`` else the
     ``int64[2+2N]`` sum. Raises :class:`BatchInputError` naming the row for a null candidate,
-    a row without any reference, or text that is not valid UTF-8. (``_stop_after`` is for the
+    a row without any reference, or text that is not valid UTF-8. ``spm_model`` is the model file of
+    a SentencePiece tokenizer (default: sacrebleu's). (``_stop_after`` is for the
     benchmarks' stage timings: 1 stops after normalising, 2 after tokenizing.)
     """
     _require_kernel()
-    tok = get_tokenizer(tokenize)
+    tok = get_tokenizer(tokenize, spm_model)
     cand, refs = to_arrow(candidates, references)
     child, list_offsets = _list_parts(refs)
     lowercase = bool(lowercase)
@@ -181,7 +183,10 @@ def batch_stats(
 
 
 def _pretokenize(tok, arr: pa.Array, lowercase: bool) -> pa.Array:
-    """Tokenizers the kernel does not implement (MeCab): Python per segment, then kernel 'none'."""
+    """Tokenizers the kernel does not implement: SentencePiece encodes the whole batch, MeCab runs
+    per segment in Python; the kernel then counts the result as tokenizer 'none'."""
+    if hasattr(tok, "encode_batch"):
+        return tok.encode_batch(arr, lowercase)
     out = []
     for s in arr.to_pylist():
         if s is None:

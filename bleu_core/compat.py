@@ -17,8 +17,9 @@ The two layouts of references (``None``: a missing reference, ``""``: a real emp
 Deliberate differences from sacrebleu, all on inputs sacrebleu mishandles or options it lacks:
 hypotheses and reference streams of different lengths raise ValueError (sacrebleu truncates
 silently to the shortest); so does a segment without any reference; options are checked when
-the metric is made (ValueError/TypeError where sacrebleu asserts or fails later); the ``spm`` and
-``flores`` tokenizers are not available; resample counts are capped as in
+the metric is made (ValueError/TypeError where sacrebleu asserts or fails later); a SentencePiece
+model (``flores101``, ``flores200``, ``spBLEU-1K``, ``spm``) that cannot be downloaded is one
+ModelError naming its URL and where to put it; resample counts are capped as in
 :func:`bleu_core.bootstrap.check_replicates`; the p-value counts ties as at least as extreme
 (see :func:`bleu_core.bootstrap.paired_p_value`).
 """
@@ -379,10 +380,12 @@ class BLEU(_Metric):
             for lang, best in self._TOKENIZER_MAP.items():
                 if trg_lang == lang and tokenize != best:
                     logger.warning("Consider using the %r tokenizer for target language %r.", best, lang)
+        if tokenize == "spm":
+            logger.warning("Tokenizer 'spm' has been changed to 'flores101', and may be removed in the future.")
         self._metric = Bleu(tokenize=tokenize, lowercase=lowercase, smooth_method=smooth_method,
                             smooth_value=smooth_value, max_ngram_order=max_ngram_order,
                             effective_order=effective_order)
-        self._metric.load()  # as sacrebleu, fail here when a MeCab tokenizer is not installed
+        self._metric.load()  # as sacrebleu, fail here when a MeCab tokenizer or a SentencePiece model is missing
         if references is not None:
             self._ref_cache = self._cache_references(references)
 

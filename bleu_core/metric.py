@@ -13,7 +13,7 @@ from .protocol import Metric, nrefs_label
 from .score import (BleuScore, Signature, bleu_of_checked, check_order, check_smoothing, check_stats,
                     check_weights, stat_names)
 from .stats import BleuStats, scalar_stats
-from .tokenizers import check_tokenizer_name, get_tokenizer
+from .tokenizers import check_spm_model, check_tokenizer_name, get_tokenizer
 
 @dataclass(frozen=True)
 class Bleu(Metric):
@@ -21,7 +21,9 @@ class Bleu(Metric):
     (a :class:`bleu_core.protocol.Metric`).
 
     Options and defaults are sacrebleu's ``BLEU``'s; ``weights`` (per-order weights of the
-    geometric mean, uniform when ``None``) is our addition.
+    geometric mean, uniform when ``None``) is our addition, and so is ``spm_model``: the model file
+    (a path, or a ``gs://``/``s3://`` URL) of the SentencePiece tokenizers ``flores101``,
+    ``flores200``, ``spBLEU-1K`` and ``spm``, by default the one sacrebleu uses.
     """
 
     id = "bleu"
@@ -36,9 +38,11 @@ class Bleu(Metric):
     max_ngram_order: int = 4
     effective_order: bool = False
     weights: Optional[Tuple[float, ...]] = None
+    spm_model: Optional[str] = None
 
     def __post_init__(self):
         check_tokenizer_name(self.tokenize)
+        check_spm_model(self.tokenize, self.spm_model)
         if not isinstance(self.lowercase, bool):
             raise TypeError(f"lowercase must be a bool, got {type(self.lowercase).__name__}")
         if not isinstance(self.effective_order, bool):
@@ -49,10 +53,18 @@ class Bleu(Metric):
 
     @property
     def tokenizer(self):
-        return get_tokenizer(self.tokenize)
+        return get_tokenizer(self.tokenize, self.spm_model)
 
     def load(self) -> None:
-        self.tokenizer  # MeCab tokenizers need their extra and dictionary
+        self.tokenizer  # MeCab tokenizers need their extra and dictionary, SentencePiece its model
+
+    def resources(self) -> dict:
+        """``{"spm_model": {"tokenizer", "path", "sha256"}}`` for a SentencePiece tokenizer: the
+        signature says ``tok:flores200`` whatever the model file, its SHA-256 tells them apart."""
+        tok = self.tokenizer
+        if not hasattr(tok, "model_sha256"):
+            return {}
+        return {"spm_model": {"tokenizer": self.tokenize, "path": tok.model_path, "sha256": tok.model_sha256}}
 
     @property
     def name(self) -> str:
@@ -93,6 +105,7 @@ class Bleu(Metric):
             lowercase=self.lowercase,
             max_ngram_order=self.max_ngram_order,
             per_row=per_row,
+            spm_model=self.spm_model,
             _stop_after=_stop_after,
         )
 
@@ -148,6 +161,7 @@ def corpus_bleu(
     max_ngram_order: int = 4,
     effective_order: bool = False,
     weights: Optional[Sequence[float]] = None,
+    spm_model: Optional[str] = None,
 ) -> BleuScore:
     """Corpus BLEU, equal to sacrebleu 2.6.0's ``BLEU(...).corpus_score``.
 
@@ -156,7 +170,7 @@ def corpus_bleu(
     brevity penalty and geometric mean are applied once, to the sums.
     """
     metric = Bleu(tokenize, lowercase, smooth_method, smooth_value, max_ngram_order, effective_order,
-                  None if weights is None else tuple(weights))
+                  None if weights is None else tuple(weights), spm_model)
     return metric.corpus_score(candidates, references)
 
 
@@ -171,6 +185,7 @@ def sentence_bleu(
     max_ngram_order: int = 4,
     effective_order: bool = True,
     weights: Optional[Sequence[float]] = None,
+    spm_model: Optional[str] = None,
 ) -> BleuScore:
     """BLEU of one candidate against its references.
 
@@ -191,4 +206,5 @@ def sentence_bleu(
         max_ngram_order=max_ngram_order,
         effective_order=effective_order,
         weights=weights,
+        spm_model=spm_model,
     )

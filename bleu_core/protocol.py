@@ -114,6 +114,12 @@ class Metric:
         """Make what the metric needs before any input is read (a tokenizer and its dictionary):
         RuntimeError if it cannot (a missing extra)."""
 
+    def resources(self) -> dict:
+        """The files the loaded metric reads besides its input, for the record (a result's
+        ``inputs``) and for checking that every worker reads the same ones: name -> dict with at
+        least ``path`` and ``sha256``. Loads the metric if needed."""
+        return {}
+
     def sentence_metric(self) -> "Metric":
         """The metric that scores one pair on its own (per-pair output, ``-sl``)."""
         return self
@@ -268,6 +274,18 @@ class MetricSet:
         return f"MetricSet({list(self.metrics)!r})"
 
     @property
+    def load(self) -> None:
+        """Load every metric (see :meth:`Metric.load`)."""
+        for m in self.metrics:
+            m.load()
+
+    def resources(self) -> dict:
+        """Every metric's :meth:`Metric.resources`, in one dict."""
+        out = {}
+        for m in self.metrics:
+            out.update(m.resources())
+        return out
+
     def names(self) -> List[str]:
         return [m.name for m in self.metrics]
 

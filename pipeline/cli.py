@@ -141,12 +141,13 @@ def _execute(args, extra, filt) -> Tuple[int, bool]:
     """Run the command: (exit code, whether it failed unexpectedly). Every exception it raises
     becomes one line on stderr; for ``run``, an unexpected failure names Beam's log."""
     from bleu_core.batch import BatchInputError
+    from bleu_core.tokenizers.tokenizer_spm import ModelError
 
     from .errors import UsageError
     from .ownership import UnsafeOutput
     from .textfiles import InputError
 
-    input_errors: tuple = (InputError, BatchInputError)
+    input_errors: tuple = (InputError, BatchInputError, ModelError)
     if args.command == "run":
         from .inputs import PipelineInputError
 

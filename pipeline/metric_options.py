@@ -10,6 +10,8 @@ is a :class:`~beambleu.errors.UsageError`. Metrics are computed and reported in 
 from __future__ import annotations
 
 import argparse
+import os
+from dataclasses import replace
 
 from .errors import UsageError
 
@@ -21,7 +23,13 @@ def _add_bleu(p, run: bool) -> None:
     g = p.add_argument_group("BLEU options (as in sacrebleu)")
     g.add_argument("--tokenize", "-tok", choices=TOKENIZERS, default=None,
                    help="tokenization method (default: 13a; as in sacrebleu, zh, ja-mecab or ko-mecab when -l "
-                        "names that target language); ja-mecab/ko-mecab need the ja/ko extras")
+                        "names that target language); ja-mecab/ko-mecab need the ja/ko extras; flores101, "
+                        "flores200, spBLEU-1K and spm (old name of flores101) are spBLEU's SentencePiece "
+                        "tokenizers and need the spm extra")
+    g.add_argument("--spm-model", default=None, metavar="PATH",
+                   help="the SentencePiece model file of those tokenizers: a path, or a gs:// or s3:// URL "
+                        "(default: sacrebleu's, $SACREBLEU/models/<file>, downloaded there when missing; "
+                        "not a sacrebleu flag)")
     g.add_argument("--lowercase", "-lc", action="store_true", help="case-insensitive BLEU")
     g.add_argument("--smooth-method", "-s", choices=list(SMOOTH_DEFAULTS), default="exp",
                    help="smoothing: exp (default), floor, add-k or none")
@@ -42,13 +50,18 @@ def _bleu(args):
     from bleu_core import Bleu
 
     from bleu_core.tokenizers import default_tokenizer
+    from bleu_core.tokenizers.tokenizer_spm import is_url
 
     from .testsets import trg_lang
 
     tokenize = args.tokenize or default_tokenizer(trg_lang(args) if getattr(args, "langpair", None) else None)
+    spm_model = args.spm_model
+    if spm_model is not None and not is_url(spm_model):
+        spm_model = os.path.abspath(spm_model)  # the same file for workers started elsewhere
     return Bleu(tokenize=tokenize, lowercase=args.lowercase, smooth_method=args.smooth_method,
                 smooth_value=args.smooth_value, max_ngram_order=args.max_ngram_order,
-                effective_order=args.effective_order or getattr(args, "sentence_level", False))
+                effective_order=args.effective_order or getattr(args, "sentence_level", False),
+                spm_model=spm_model)
 
 
 def _add_chrf(p, run: bool) -> None:
@@ -110,8 +123,11 @@ def add_metric_arguments(p, run: bool = False) -> None:
 
 def metrics_from_args(args):
     """The :class:`~bleu_core.protocol.MetricSet` the options ask for, in sacrebleu's order, each
-    metric made and loaded (a missing MeCab extra fails here, before any input is read)."""
+    metric made and loaded (a missing MeCab extra fails here, before any input is read). A
+    SentencePiece model is found (or downloaded) here too, and its path fixed in the metric, so
+    that every worker reads the file the driver found; a model that cannot be had is ModelError."""
     from bleu_core.protocol import MetricSet
+    from bleu_core.tokenizers.tokenizer_spm import ModelError
 
     ids = sorted(set(args.metrics), key=str.upper)
     metrics = []
@@ -119,6 +135,11 @@ def metrics_from_args(args):
         try:
             metric = _METRICS[i][1](args)
             metric.load()
+            model = metric.resources().get("spm_model")
+            if model is not None and metric.spm_model is None:
+                metric = replace(metric, spm_model=model["path"])
+        except ModelError:
+            raise
         except (ValueError, TypeError, RuntimeError) as exc:
             raise UsageError(str(exc)) from None
         metrics.append(metric)

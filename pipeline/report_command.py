@@ -432,6 +432,16 @@ def run(args) -> int:
     return 0
 
 
+def _spm_model(doc: Dict) -> Optional[Dict]:
+    """The SentencePiece model a BLEU result was computed with (``run``: under ``inputs``;
+    ``score --with-stats``: in the score), or None; the signature alone cannot name the file."""
+    sig = doc.get("signature")
+    if not isinstance(sig, str) or "|tok:" not in sig:
+        return None
+    model = (doc.get("inputs") or {}).get("spm_model") or (doc.get("corpus") or {}).get("spm_model")
+    return model if isinstance(model, dict) else None
+
+
 def _section(doc: Dict, cols: List[str], system: str, w: int, named: bool) -> List[str]:
     """The report of one metric: the corpus score, the signature, the table, its notes."""
     boot = doc.get("bootstrap") or {}
@@ -445,6 +455,9 @@ def _section(doc: Dict, cols: List[str], system: str, w: int, named: bool) -> Li
                       else "") + pairs)
     if doc.get("signature"):  # (sacrebleu's paired JSON has none)
         out.append(f"{name + ' ' if named else ''}signature: {doc['signature']}")
+    model = _spm_model(doc)
+    if model is not None:
+        out.append(f"SentencePiece model: {model.get('path', '?')} (SHA-256 {model.get('sha256', '?')})")
     if cols:
         header, rows = table(doc, cols, system, w)
         out += ([""] if out else []) + [render(header, rows)]

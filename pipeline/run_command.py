@@ -217,7 +217,7 @@ def _run_job(args, beam_argv, spec, metrics, sig, opts, runner_obj, out_cfg, dry
     elif (args.runner or "").lower() in DASK_NAMES:
         partition_dask_input(opts, beam_argv, len(the_plan.items))
     progress = args.progress == "on" or (args.progress == "auto" and local)
-    inputs = {**the_plan.summary(), "columns": spec.columns}
+    inputs = {**the_plan.summary(), "columns": spec.columns, **metrics.resources()}
     if progress:
         print(f"beambleu: {the_plan.total_rows:,} pairs in {len(the_plan.files)} files, "
               f"{len(the_plan.items)} row groups; planning took {time.monotonic() - t0:.1f} s",

@@ -330,9 +330,11 @@ def _check_systems(args, n: int) -> None:
 # ----------------------------------------------------------------------------- one system
 
 
-def _sacrebleu_json(score, signature: str, width: int, ci: Optional[Dict], stats: bool) -> str:
+def _sacrebleu_json(score, signature: str, width: int, ci: Optional[Dict], stats: bool,
+                    resources: Optional[Dict] = None) -> str:
     """sacrebleu's JSON object of one score (its keys, its rounding), then, with ``--with-stats``,
-    ``score_exact`` and the metric's statistics."""
+    ``score_exact``, the metric's statistics and the files it read (``resources``: the
+    SentencePiece model's path and SHA-256)."""
     d = {"name": score.name, "score": float(f"{score.score:.{width}f}"), "signature": signature}
     if ci is not None:
         mean, half = f"{ci['mean']:.{width}f}", f"{ci['half_width']:.{width}f}"
@@ -349,6 +351,7 @@ def _sacrebleu_json(score, signature: str, width: int, ci: Optional[Dict], stats
             d.update(confidence_mean_exact=ci["mean"], confidence_low=ci["low"], confidence_high=ci["high"],
                      confidence_half_width=ci["half_width"])
         d.update({k: v for k, v in score.to_dict().items() if k not in d and k != "score"})
+        d.update(resources or {})
     return json.dumps(d, indent=1, ensure_ascii=False)
 
 
@@ -368,7 +371,7 @@ def _print_single(run: _Run, system: _System) -> None:
         sig = metric.signature(run.nrefs, n_bootstrap=run.n_boot or None,
                                seed=args.seed_label if run.n_boot else None)
         if args.format == "json" and not args.score_only:
-            out.append(_sacrebleu_json(score, sig.format(), w, ci, args.with_stats))
+            out.append(_sacrebleu_json(score, sig.format(), w, ci, args.with_stats, metric.resources()))
             continue
         conf = f" (μ = {ci['mean']:.{w}f} ± {ci['half_width']:.{w}f})" if ci else ""
         if args.score_only:

@@ -604,6 +604,8 @@ def tokenizer_warnings(tokenize: Optional[str], trg: Optional[str], test_set: Op
         for lang, name, tok in (("zh", "Chinese", "zh"), ("ja", "Japanese", "ja-mecab"), ("ko", "Korean", "ko-mecab")):
             if trg == lang and tokenize != tok:
                 out.append(f"Consider using the '{tok}' or 'spm' tokenizer for {name}.")
+    if bleu and tokenize == "spm":
+        out.append("Tokenizer 'spm' has been changed to 'flores101', and may be removed in the future.")
     return out
 
 

@@ -54,6 +54,7 @@ class StatsConfig:
     seed: int = 12345
     system_column: str = "system"  # left out of the shard hash: a system and its baseline share a shard
     randomization: bool = False  # the replicates are the approximate randomization test's swapped totals
+    resources: Optional[dict] = None  # the driver's MetricSet.resources(): every worker must load the same files
 
 
 def _as_triple(element):
@@ -73,12 +74,34 @@ class BatchToStats(beam.DoFn):
         self.config = config
 
     def setup(self):
+        self._load_metrics()
         self.pairs = Metrics.counter(NAMESPACE, "pairs")
         self.counters = [None if m.counter is None else Metrics.counter(NAMESPACE, m.counter[0])
                          for m in self.config.metrics]
         self.batches = Metrics.counter(NAMESPACE, "batches")
         self.rejected = Metrics.counter(NAMESPACE, "rows_rejected")
         self.null_as_empty = Metrics.counter(NAMESPACE, "null_candidates_as_empty")
+
+    def _load_metrics(self) -> None:
+        """Load each metric once per worker (a SentencePiece model, from the path the driver fixed),
+        and check that the worker's files are the driver's: a model replaced while the job runs
+        would otherwise mix two tokenizations under one signature."""
+        from bleu_core.tokenizers.tokenizer_spm import ModelError
+
+        try:
+            self.config.metrics.load()
+            found = self.config.metrics.resources()
+        except (ModelError, RuntimeError) as exc:
+            raise PipelineInputError(f"on a worker: {exc}") from None
+        expected = self.config.resources
+        if expected is None:
+            return
+        for name, want in expected.items():
+            got = found.get(name)
+            if got is None or got["sha256"] != want["sha256"]:
+                raise PipelineInputError(
+                    f"on a worker, {want['path']} has SHA-256 {got['sha256'] if got else 'none'}, not the "
+                    f"{want['sha256']} the driver read: the file changed while the job ran")
 
     def _references(self, batch: pa.RecordBatch) -> pa.Array:
         spec = self.config.spec
@@ -272,8 +295,9 @@ class ComputeMetrics(beam.PTransform):
                  system_column: str = "system", randomization: bool = False):
         super().__init__()
         spec = spec or InputSpec()
-        self.config = StatsConfig(as_metric_set(metrics), spec, null_candidate, sentence_dir, n_boot, seed,
-                                  "system" if spec.wide else system_column, randomization)
+        metrics = as_metric_set(metrics)
+        self.config = StatsConfig(metrics, spec, null_candidate, sentence_dir, n_boot, seed,
+                                  "system" if spec.wide else system_column, randomization, metrics.resources())
 
     def expand(self, batches):
         fn = BatchToStats(self.config)

@@ -1,1 +1,1 @@
-from .oracle import corpora  # noqa: F401  (fixture)
+from .oracle import corpora, spm_dir, spm_home  # noqa: F401  (fixtures)

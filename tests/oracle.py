@@ -74,3 +74,26 @@ def seed_env(value):
             del os.environ["SACREBLEU_SEED"]
         else:
             os.environ["SACREBLEU_SEED"] = old
+
+
+@pytest.fixture(scope="session")
+def spm_dir(tmp_path_factory) -> Path:
+    """A sacrebleu home (``$SACREBLEU``) whose ``models/`` holds the tiny models of
+    :mod:`tests.spm_models` under sacrebleu's file names (skips without sentencepiece)."""
+    pytest.importorskip("sentencepiece")
+    from .spm_models import train_models, training_text
+
+    home = tmp_path_factory.mktemp("sacrebleu-home")
+    train_models(home / "models", training_text(CORPORA, REPO))
+    return home
+
+
+@pytest.fixture
+def spm_home(spm_dir, monkeypatch) -> Path:
+    """``$SACREBLEU`` set to :func:`spm_dir` for beambleu and for sacrebleu in this process
+    (sacrebleu reads the variable once, at import: its module constant is patched too)."""
+    import sacrebleu.tokenizers.tokenizer_spm as sacre_spm
+
+    monkeypatch.setenv("SACREBLEU", str(spm_dir))
+    monkeypatch.setattr(sacre_spm, "SACREBLEU_DIR", str(spm_dir))
+    return spm_dir

@@ -41,7 +41,7 @@ README = (REPO / "README.md").read_text(encoding="utf-8")
 SKIP = {
     "python3 -m venv .venv && . .venv/bin/activate":
         "makes and enters the environment this test runs in",
-    'python3 -m venv .venv && . .venv/bin/activate && pip install -e ".[test,beam,dask,aws,gcp,plot,ja,ko]" && pytest':
+    'python3 -m venv .venv && . .venv/bin/activate && pip install -e ".[test,beam,dask,aws,gcp,plot,ja,ko,spm]" && pytest':
         "the test suite itself (.ci/run runs it in a fresh environment)",
     "deploy/dask/start-local-cluster.sh 2 8786 &":
         "starts a dask cluster on the fixed port 8786 of a shared machine (tests/test_engines.py runs the "

@@ -7,8 +7,10 @@
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 from importlib import import_module
+from typing import Optional
 
 from .base import Tokenizer
 
@@ -21,9 +23,11 @@ _REGISTRY = {
     "ja-mecab": ("tokenizer_mecab", "TokenizerJaMecab"),
     "ko-mecab": ("tokenizer_mecab", "TokenizerKoMecab"),
 }
+#: the SentencePiece tokenizers (spBLEU; extra ``spm``), which read a model file
+SPM_TOKENIZERS = ("flores101", "flores200", "spBLEU-1K", "spm")
 
 #: every tokenizer name, in sacrebleu's spelling
-TOKENIZERS = tuple(_REGISTRY)
+TOKENIZERS = (*_REGISTRY, *SPM_TOKENIZERS)
 DEFAULT_TOKENIZER = "13a"
 #: sacrebleu's BLEU tokenizer for a target language when none is asked for (else DEFAULT_TOKENIZER)
 LANGUAGE_TOKENIZERS = {"zh": "zh", "ja": "ja-mecab", "ko": "ko-mecab"}
@@ -37,16 +41,53 @@ def default_tokenizer(trg_lang) -> str:
 def check_tokenizer_name(name) -> str:
     if not isinstance(name, str):
         raise TypeError(f"tokenize must be a str naming a tokenizer, got {type(name).__name__}")
-    if name not in _REGISTRY:
+    if name not in TOKENIZERS:
         raise ValueError(f"tokenize: unknown tokenizer {name!r}; choose one of {', '.join(TOKENIZERS)}")
     return name
 
 
+def check_spm_model(name, spm_model):
+    """``spm_model`` (a model path or URL, or None for sacrebleu's) is only for SentencePiece tokenizers."""
+    if spm_model is None:
+        return None
+    if not isinstance(spm_model, str) or not spm_model:
+        raise TypeError(f"spm_model must be a non-empty str naming a model file, got {spm_model!r}")
+    if name not in SPM_TOKENIZERS:
+        raise ValueError(f"a SentencePiece model is only used by the tokenizers {', '.join(SPM_TOKENIZERS)}, "
+                         f"not {name!r}")
+    return spm_model
+
+
+def get_tokenizer(name: str, spm_model: Optional[str] = None) -> Tokenizer:
+    """The tokenizer called ``name``, one instance per process. The SentencePiece ones load
+    ``spm_model`` (default: sacrebleu's model file, downloaded there when missing), once per
+    process for each model file (a local file is loaded again when it changes)."""
+    check_tokenizer_name(name)
+    check_spm_model(name, spm_model)
+    if name not in SPM_TOKENIZERS:
+        return _plain(name)
+    from .tokenizer_spm import resolve_model
+
+    path = resolve_model(name, spm_model)
+    try:
+        st = os.stat(path)
+        version = (st.st_mtime_ns, st.st_size, st.st_ino)
+    except OSError:  # a URL (or a file gone: loading says so)
+        version = None
+    return _spm(name, path, version)
+
+
 @lru_cache(maxsize=None)
-def get_tokenizer(name: str) -> Tokenizer:
-    """The tokenizer called ``name`` (one instance per process; they hold no state)."""
-    module, cls = _REGISTRY[check_tokenizer_name(name)]
+def _plain(name: str) -> Tokenizer:
+    module, cls = _REGISTRY[name]
     return getattr(import_module(f".{module}", __name__), cls)()
 
 
-__all__ = ["TOKENIZERS", "DEFAULT_TOKENIZER", "Tokenizer", "get_tokenizer", "check_tokenizer_name"]
+@lru_cache(maxsize=8)
+def _spm(name: str, path: str, version) -> Tokenizer:
+    from .tokenizer_spm import TokenizerSPM
+
+    return TokenizerSPM(name, path)
+
+
+__all__ = ["TOKENIZERS", "SPM_TOKENIZERS", "DEFAULT_TOKENIZER", "Tokenizer", "get_tokenizer", "check_tokenizer_name"]

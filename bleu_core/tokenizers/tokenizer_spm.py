@@ -1,0 +1,203 @@
+"""``flores101``, ``flores200``, ``spBLEU-1K`` and ``spm``: SentencePiece pieces (spBLEU), extra ``spm``.
+
+Mirrors sacrebleu 2.6.0's ``TokenizerSPM``: a line becomes ``" ".join(sp.EncodeAsPieces(line))``
+(lowercasing, when asked, happens before, as for every BLEU tokenizer), and the signature says
+``tok:flores101`` / ``flores200`` / ``spBLEU-1K`` (``spm`` is the old name of ``flores101``).
+
+The model file is found where sacrebleu finds it, ``$SACREBLEU/models/<basename of the URL>``
+(``$SACREBLEU`` defaults to ``~/.sacrebleu``), so a machine that has run sacrebleu's spBLEU needs
+nothing more; when it is missing it is downloaded there from sacrebleu's URL, with a bounded
+timeout. A model can also be named explicitly: a local path, or any URL Beam's ``FileSystems``
+reads (``gs://``, ``s3://``; that needs apache-beam, which ``bleu_core`` otherwise never imports).
+The signature cannot tell two model files apart, so the tokenizer exposes the file's SHA-256.
+
+The batch form (:meth:`TokenizerSPM.encode_batch`) encodes each distinct line of a batch once,
+through SentencePiece's batch API, as piece ids; Arrow turns ids into pieces and joins them, so no
+Python code runs per piece. Only lines with unknown pieces (whose text is the unknown surface,
+not the ``<unk>`` piece) are encoded again as strings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import time
+from typing import Optional
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .base import Tokenizer
+
+#: sacrebleu 2.6.0's models: tokenizer name -> (URL, signature)
+SPM_MODELS = {
+    "spm": ("https://dl.fbaipublicfiles.com/fairseq/models/flores/sacrebleu_tokenizer_spm.model", "flores101"),
+    "flores101": ("https://dl.fbaipublicfiles.com/fairseq/models/flores/sacrebleu_tokenizer_spm.model", "flores101"),
+    "flores200": ("https://tinyurl.com/flores200sacrebleuspm", "flores200"),
+    "spBLEU-1K": ("https://www.dlnlp.ai/spBLEU-1K/spbleu-1k_tokenizer_spm.model", "spBLEU-1K"),
+}
+
+#: seconds a model download may wait for the server on each read, and in all
+#: (``BEAMBLEU_DOWNLOAD_TIMEOUT`` overrides the total; the per-read wait is at most the total)
+DOWNLOAD_TIMEOUT = 300.0
+READ_TIMEOUT = 30.0
+
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+class ModelError(RuntimeError):
+    """A SentencePiece model that cannot be found, fetched or read (one line, naming the path)."""
+
+
+def sacrebleu_dir() -> str:
+    """sacrebleu's cache folder: ``$SACREBLEU``, else ``~/.sacrebleu`` (read at each call)."""
+    return os.environ.get("SACREBLEU", os.path.join(os.path.expanduser("~"), ".sacrebleu"))
+
+
+def default_model_path(name: str) -> str:
+    """Where sacrebleu keeps the model of tokenizer ``name``."""
+    return os.path.join(sacrebleu_dir(), "models", os.path.basename(SPM_MODELS[name][0]))
+
+
+def is_url(path: str) -> bool:
+    return bool(_URL.match(path)) and not path.startswith("file://")
+
+
+def _timeout() -> float:
+    raw = os.environ.get("BEAMBLEU_DOWNLOAD_TIMEOUT")
+    if raw is None:
+        return DOWNLOAD_TIMEOUT
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise ModelError(f"BEAMBLEU_DOWNLOAD_TIMEOUT must be a positive number of seconds, got {raw!r}")
+    return value
+
+
+def download(url: str, path: str) -> None:
+    """Fetch ``url`` into ``path`` (through a temporary file beside it, renamed when complete, so
+    an interrupted download never leaves a truncated model); ModelError naming both on failure."""
+    import urllib.request
+
+    total = _timeout()
+    deadline = time.monotonic() + total
+    tmp = f"{path}.beambleu-{os.getpid()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        with urllib.request.urlopen(url, timeout=min(READ_TIMEOUT, total)) as resp, open(tmp, "wb") as out:
+            while True:
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"not complete after {total:g} s")
+                chunk = resp.read(1 << 20)
+                if not chunk:
+                    break
+                out.write(chunk)
+        if os.path.getsize(tmp) == 0:
+            raise OSError("the server sent an empty file")
+        os.replace(tmp, path)
+    except BaseException as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if not isinstance(exc, Exception):
+            raise
+        reason = " ".join(str(getattr(exc, "reason", None) or exc).split()) or type(exc).__name__
+        raise ModelError(f"cannot download the SentencePiece model {url} to {path} ({reason}); "
+                         f"offline, copy the model file to {path}") from None
+
+
+def read_model(path: str) -> bytes:
+    """The bytes of a model file: a local path, or a URL read through Beam's FileSystems."""
+    if is_url(path):
+        try:
+            from apache_beam.io.filesystems import FileSystems
+        except ImportError:
+            raise ModelError(f"reading the SentencePiece model {path} needs apache-beam: "
+                             "pip install 'beambleu[beam]' (and the store's extra, aws or gcp)") from None
+        try:
+            with FileSystems.open(path, compression_type="uncompressed") as fh:
+                return fh.read()
+        except Exception as exc:  # the stores raise their own types (BeamIOError, botocore, ...)
+            reason = " ".join(str(exc).split())[:300]
+            raise ModelError(f"cannot read the SentencePiece model {path}: {reason}") from None
+    if path.startswith("file://"):
+        path = path[len("file://"):]
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError as exc:
+        raise ModelError(f"cannot read the SentencePiece model {path}: {exc.strerror or exc}") from None
+
+
+def resolve_model(name: str, model: Optional[str]) -> str:
+    """The model path tokenizer ``name`` uses: ``model`` if given, else sacrebleu's cache path,
+    downloading the model there from sacrebleu's URL when it is missing (as sacrebleu does)."""
+    if model is not None:
+        return model
+    path = default_model_path(name)
+    if not os.path.exists(path):
+        download(SPM_MODELS[name][0], path)
+    return path
+
+
+class TokenizerSPM(Tokenizer):
+    """One SentencePiece model, loaded once (see :func:`bleu_core.tokenizers.get_tokenizer`)."""
+
+    kernel_id = None  # the kernel counts the joined pieces (tokenizer "none")
+
+    def __init__(self, name: str, model: Optional[str] = None):
+        if name not in SPM_MODELS:
+            raise ValueError(f"{name!r} is not a SentencePiece tokenizer ({', '.join(SPM_MODELS)})")
+        try:
+            import sentencepiece
+        except ImportError as exc:
+            raise RuntimeError(f"the {name} tokenizer needs the sentencepiece package: "
+                               f"pip install 'beambleu[spm]' ({exc})") from None
+        self.name = name
+        self.url = SPM_MODELS[name][0]
+        self.model_path = resolve_model(name, model)
+        data = read_model(self.model_path)
+        self.model_sha256 = hashlib.sha256(data).hexdigest()
+        self.sp = sentencepiece.SentencePieceProcessor()
+        try:
+            self.sp.LoadFromSerializedProto(data)
+        except Exception as exc:
+            reason = " ".join(str(exc).split())[:200]
+            raise ModelError(f"{self.model_path} is not a SentencePiece model ({reason})") from None
+        self._unk = self.sp.unk_id()
+        self._pieces = pa.array([self.sp.IdToPiece(i) for i in range(self.sp.GetPieceSize())], pa.large_string())
+
+    def signature(self) -> str:
+        return SPM_MODELS[self.name][1]
+
+    def __call__(self, line: str) -> str:
+        return " ".join(self.sp.EncodeAsPieces(line))
+
+    def encode_batch(self, arr: pa.Array, lowercase: bool) -> pa.Array:
+        """``arr`` (a string array, nulls kept) as joined pieces of each ``line.lower().rstrip()``
+        (without ``lower`` unless ``lowercase``): sacrebleu's BLEU preprocessing, then this tokenizer."""
+        encoded = pc.dictionary_encode(arr)
+        lines = encoded.dictionary.to_pylist()
+        lines = [s.lower().rstrip() for s in lines] if lowercase else [s.rstrip() for s in lines]
+        ids = self.sp.encode(lines, out_type=int, num_threads=1)
+        lists = pa.array(ids, type=pa.large_list(pa.int32()))
+        flat = lists.values
+        pieces = pa.LargeListArray.from_arrays(lists.offsets, self._pieces.take(flat))
+        joined = pc.binary_join(pieces, pa.scalar(" ", pa.large_string()))
+        if self._unk is not None and self._unk >= 0 and len(flat):
+            unknown = np.asarray(pc.equal(flat, self._unk), dtype=bool)
+            if unknown.any():
+                rows = np.unique(np.asarray(pc.list_parent_indices(lists))[unknown])
+                patch = pa.array([" ".join(self.sp.EncodeAsPieces(lines[i])) for i in rows], pa.large_string())
+                mask = np.zeros(len(lines), dtype=bool)
+                mask[rows] = True
+                joined = pc.replace_with_mask(joined, pa.array(mask), patch)
+        return joined.take(encoded.indices)
+
+    def __repr__(self) -> str:
+        return f"<tokenizer {self.name} {self.model_path} sha256:{self.model_sha256[:12]}>"
