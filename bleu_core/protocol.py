@@ -273,7 +273,6 @@ class MetricSet:
     def __repr__(self) -> str:
         return f"MetricSet({list(self.metrics)!r})"
 
-    @property
     def load(self) -> None:
         """Load every metric (see :meth:`Metric.load`)."""
         for m in self.metrics:
@@ -286,6 +285,7 @@ class MetricSet:
             out.update(m.resources())
         return out
 
+    @property
     def names(self) -> List[str]:
         return [m.name for m in self.metrics]
 
