@@ -41,8 +41,8 @@ def build_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
                 "beambleu adds two such options: --dask_stall_timeout=SECONDS (default 120: a dask cluster that makes "
                 "no progress that long ends the run) and --object_store_timeout=SECONDS (default 60: how long the "
                 "driver waits for an s3:// or gs:// store before the job). "
-                "On a cluster, inputs and outputs must be paths every worker can reach (gs://, s3://, a shared "
-                "file system). See deploy/ for Dask, Flink, Spark and Dataflow.")
+                "On a cluster, inputs, outputs and --spm-model must be paths every worker can reach (gs://, s3://, "
+                "a shared file system). See deploy/ for Dask, Flink, Spark and Dataflow.")
     return p
 
 
@@ -166,7 +166,7 @@ def run(args, beam_argv: List[str]) -> int:
 
     check_args(args)
     paths = [*args.input, *(p for p in (args.output, args.groups_output, args.sentence_output) if p)]
-    check_store_extras(paths)
+    check_store_extras([*paths, *([args.spm_model] if args.spm_model else [])])
     check_groups_output(args.groups_output)
     if wants_dask(args.runner, beam_argv):
         import_dask_runner()
@@ -176,14 +176,15 @@ def run(args, beam_argv: List[str]) -> int:
         raise UsageError(str(exc)) from None
     if unknown:
         raise UsageError(f"unknown option(s): {' '.join(unknown)} (see beambleu run --help)")
-    metrics = metrics_from_args(args)  # a missing MeCab extra fails here, before the job
-    sig = significance_config(args, metrics.width)
-    spec = input_spec(args)
     opts, runner_obj = pipeline_options(beam_argv, args.runner)
     from apache_beam.io.filesystems import FileSystems
     from apache_beam.options.pipeline_options import TestOptions
 
-    FileSystems.set_options(opts)  # e.g. --s3_endpoint_url, for checking outputs and planning on the driver
+    FileSystems.set_options(opts)  # e.g. --s3_endpoint_url, for checking outputs, planning and the model
+    # a missing MeCab extra or SentencePiece model fails here, before the job
+    metrics = metrics_from_args(args)
+    sig = significance_config(args, metrics.width)
+    spec = input_spec(args)
     dry_run = opts.view_as(TestOptions).dry_run
     if dry_run and (args.runner or "").lower() not in ("dataflowrunner", "dataflow"):
         raise UsageError("--dry_run is only supported with --runner DataflowRunner")

@@ -223,3 +223,42 @@ def test_dask_cluster_two_metrics_equal_sacrebleu_per_group(dask_cluster, tmp_pa
         assert [d["name"] for d in g["scores"]] == ["BLEU", "chrF2"]
         assert g["scores"][0]["score"] == sacre_corpus(c, rf)[0].score
         assert g["scores"][1]["score"] == CHRF().corpus_score(c, to_streams(rf)).score
+
+
+@needs_corpora
+def test_dask_spbleu_model_named_only_by_the_drivers_path(dask_cluster, spm_dir, tmp_path):
+    """`-tok flores200` on the dask cluster: the driver finds the model at sacrebleu's place under
+    its own $SACREBLEU, which the workers do not have; they load the file from the path the driver
+    fixed, once each in setup, and every group equals sacrebleu's spBLEU with that file."""
+    pytest.importorskip("sentencepiece")
+    import hashlib
+
+    import sacrebleu.tokenizers.tokenizer_spm as sacre_spm
+
+    from .oracle import sacre_corpus
+
+    with dask_cluster.client() as client:
+        worker_env = client.run(lambda: os.environ.get("SACREBLEU"))
+    assert set(worker_env.values()) == {None}, worker_env  # the workers cannot find it themselves
+    rows = [r for r in corpus_rows(folders=("wmt22/en-zh", "wmt21/xh-zu")) if r["line"] <= 300]
+    shards = write_shards(rows, tmp_path / "shards", n_shards=4, row_group_size=800, shuffle_seed=7)
+    out = tmp_path / "dask.json"
+    proc = beambleu_subprocess(["run", "--input", shards, "-tok", "flores200", "--group-by", "system,langpair",
+                                "--output", out, *dask_args(dask_cluster)], env={"SACREBLEU": str(spm_dir)},
+                               timeout=300)
+    assert proc.returncode == 0, proc.stderr + dask_cluster.logs()
+    doc = load(out)
+    model = spm_dir / "models" / "flores200sacrebleuspm"
+    assert doc["inputs"]["spm_model"]["path"] == str(model)
+    assert doc["inputs"]["spm_model"]["sha256"] == hashlib.sha256(model.read_bytes()).hexdigest()
+    old = sacre_spm.SACREBLEU_DIR
+    sacre_spm.SACREBLEU_DIR = str(spm_dir)
+    try:
+        assert len(doc["groups"]) == len({(r["system"], r["langpair"]) for r in rows})
+        for g in doc["groups"]:
+            sel = [r for r in rows if (r["system"], r["langpair"]) == (g["key"]["system"], g["key"]["langpair"])]
+            theirs = sacre_corpus([r["candidate"] for r in sel], [r["references"] for r in sel],
+                                  tokenize="flores200")[0]
+            assert (g["score"], g["counts"]) == (theirs.score, list(theirs.counts))
+    finally:
+        sacre_spm.SACREBLEU_DIR = old

@@ -115,3 +115,60 @@ def test_gcs_read_and_write(shards, local_result, tmp_path):
     assert comparable(doc) == comparable(local_result)
     assert groups_csv.count("\n") == 1 + len(local_result["groups"])
     assert doc["inputs"]["files"] == [f"gs://corpus/wmt/{os.path.basename(p)}" for p in shards]
+
+
+def test_s3_spm_model(spm_dir, tmp_path):
+    """`--spm-model s3://...`: the model is read through Beam's S3 filesystem (on the driver and in
+    every worker's setup), recorded with its SHA-256, and the scores equal sacrebleu's spBLEU with
+    the same file; a missing object is one line naming it."""
+    pytest.importorskip("boto3")
+    pytest.importorskip("moto")
+    pytest.importorskip("sentencepiece")
+    import hashlib
+
+    import boto3
+    import sacrebleu.tokenizers.tokenizer_spm as sacre_spm
+
+    from .oracle import sacre_corpus
+
+    rows = [{"candidate": c, "references": [r], "system": s, "langpair": "de-en", "line": i}
+            for i, (c, r, s) in enumerate([("Das ist ein kleiner Test.", "Das ist ein Test.", "a"),
+                                           ("Zürich liegt am See ☃", "Zürich liegt am Zürichsee", "a"),
+                                           ("Hello there, world", "Hello world", "b"),
+                                           ("日本語の文 and text", "日本語の文", "b")])]
+    shards = write_shards(rows, tmp_path / "shards", n_shards=1, row_group_size=10)
+    model = spm_dir / "models" / "flores200sacrebleuspm"
+    with moto_s3(tmp_path / "moto") as s3:
+        env = {k: v for k, v in s3.items() if k != "endpoint"}
+        client = boto3.client("s3", endpoint_url=s3["endpoint"], region_name=env["AWS_DEFAULT_REGION"],
+                              aws_access_key_id=env["AWS_ACCESS_KEY_ID"],
+                              aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"])
+        client.create_bucket(Bucket="models")
+        client.upload_file(str(model), "models", "spm/flores200.model")
+        out = tmp_path / "result.json"
+        env["SACREBLEU"] = str(tmp_path / "empty-home")  # nothing at sacrebleu's place
+        proc = beambleu_subprocess(["run", "--input", shards, "--group-by", "system", "-tok", "flores200",
+                                    "--spm-model", "s3://models/spm/flores200.model", "--output", out,
+                                    f"--s3_endpoint_url={s3['endpoint']}"], env=env, timeout=600)
+        assert proc.returncode == 0, proc.stderr
+        missing = beambleu_subprocess(["run", "--input", shards, "-tok", "flores200", "--spm-model",
+                                       "s3://models/spm/nothing.model", "--output", tmp_path / "m.json",
+                                       f"--s3_endpoint_url={s3['endpoint']}"], env=env, timeout=600)
+    assert missing.returncode == 1 and not (tmp_path / "m.json").exists()
+    assert len(missing.stderr.strip().splitlines()) == 1
+    assert missing.stderr.startswith("beambleu: error: cannot read the SentencePiece model "
+                                     "s3://models/spm/nothing.model")
+    doc = load(out)
+    assert doc["inputs"]["spm_model"] == {"tokenizer": "flores200", "path": "s3://models/spm/flores200.model",
+                                          "sha256": hashlib.sha256(model.read_bytes()).hexdigest()}
+    old = sacre_spm.SACREBLEU_DIR
+    sacre_spm.SACREBLEU_DIR = str(spm_dir)
+    try:
+        for g in doc["groups"]:
+            sel = [r for r in rows if r["system"] == g["key"]["system"]]
+            theirs = sacre_corpus([r["candidate"] for r in sel], [r["references"] for r in sel],
+                                  tokenize="flores200")[0]
+            assert (g["score"], g["counts"]) == (theirs.score, list(theirs.counts))
+    finally:
+        sacre_spm.SACREBLEU_DIR = old
+    _no_secret_in(env["AWS_SECRET_ACCESS_KEY"], proc.stderr, missing.stderr, json.dumps(doc))

@@ -43,6 +43,12 @@ SKIP = {
         "makes and enters the environment this test runs in",
     'python3 -m venv .venv && . .venv/bin/activate && pip install -e ".[test,beam,dask,aws,gcp,plot,ja,ko,spm]" && pytest':
         "the test suite itself (.ci/run runs it in a fresh environment)",
+    "beambleu score ref.txt -i hyp.txt -tok flores200":
+        "needs the flores200 model, which this offline machine cannot download (tests/test_cli_spm.py runs score "
+        "with each SentencePiece tokenizer against sacrebleu's CLI on models trained offline)",
+    "beambleu run --input 'shards/*.parquet' --group-by system -tok flores200 --output spbleu.json":
+        "needs the flores200 model and shards of one's own (tests/test_pipeline_spm.py and tests/test_engines.py "
+        "run spBLEU on the local runner and on a dask cluster against sacrebleu)",
     "deploy/dask/start-local-cluster.sh 2 8786 &":
         "starts a dask cluster on the fixed port 8786 of a shared machine (tests/test_engines.py runs the "
         "sample on a dask cluster on a free port)",
