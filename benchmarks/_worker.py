@@ -1,6 +1,6 @@
 """One measurement in a process of its own (so peak RSS is that implementation's alone).
 
-    python -m benchmarks._worker IMPL PARQUET TOKENIZE [--batch-size N]
+    python -m benchmarks._worker IMPL PARQUET TOKENIZE [--batch-size N] [--spm-model PATH]
 
 TOKENIZE is BLEU's tokenizer, or ``chrf`` / ``chrf++`` to measure those metrics instead.
 
@@ -8,14 +8,26 @@ Prints one JSON line: cpu_s (process CPU time of the scored part), wall_s, peak_
 score, stats. For beambleu the scored part includes reading the Parquet file batch by batch;
 for sacrebleu and bleuscore the corpus is first loaded into Python lists (their APIs need
 it, and that load is not counted), then scored.
+
+spBLEU (TOKENIZE flores101, flores200, spBLEU-1K or spm): beambleu reads the model given with
+``--spm-model``, sacrebleu the one at its place (run it with ``SACREBLEU=<home>``); both load it
+before the timing starts and report load_s and the model's model_sha256, so the caller can check
+they read the same file. Two more modes split the cost: ``beambleu-encode`` (read each batch and
+SentencePiece-encode its candidate and reference columns as the full path does, nothing else;
+spm_s is the CPU time inside SentencePiece's own calls) and ``sacrebleu-tokenize`` (sacrebleu's
+preprocessing and tokenizer alone over every line, references first as its corpus_score does).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import os
 import resource
 import time
+
+from .spm import SPM_NAMES
 
 
 def peak_rss_mb() -> float:
@@ -61,6 +73,111 @@ def run_sacrebleu(path, tokenize):
     s = BLEU(tokenize=tokenize).corpus_score(hyps, streams)
     cpu, wall = time.process_time() - c0, time.perf_counter() - w0
     return cpu, wall, s.score, [s.sys_len, s.ref_len, *s.counts, *s.totals], {}
+
+
+def sacrebleu_spm(tokenize):
+    """sacrebleu's BLEU with a SentencePiece tokenizer, its model loaded, and what says which file it read."""
+    from sacrebleu.metrics.bleu import BLEU
+    from sacrebleu.tokenizers.tokenizer_spm import SPM_MODELS
+    from sacrebleu.utils import SACREBLEU_DIR
+
+    c0 = time.process_time()
+    metric = BLEU(tokenize=tokenize)
+    load = time.process_time() - c0
+    # the path sacrebleu's TokenizerSPM loads
+    with open(os.path.join(SACREBLEU_DIR, "models", os.path.basename(SPM_MODELS[tokenize]["url"])), "rb") as fh:
+        sha = hashlib.sha256(fh.read()).hexdigest()
+    return metric, {"load_s": load, "model_sha256": sha}
+
+
+def run_sacrebleu_spm(path, tokenize):
+    """sacrebleu's spBLEU, timed as :func:`run_sacrebleu` but with the model loaded before (as beambleu's is)."""
+    hyps, refs = load_lists(path)
+    streams = [list(s) for s in zip(*refs)]
+    metric, extra = sacrebleu_spm(tokenize)
+    c0, w0 = time.process_time(), time.perf_counter()
+    s = metric.corpus_score(hyps, streams)
+    cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+    return cpu, wall, s.score, [s.sys_len, s.ref_len, *s.counts, *s.totals], extra
+
+
+def run_sacrebleu_tokenize(path, tokenize):
+    """sacrebleu's preprocessing + tokenizer alone (with its line cache), over the lines corpus_score tokenizes."""
+    hyps, refs = load_lists(path)
+    streams = [list(s) for s in zip(*refs)]
+    metric, extra = sacrebleu_spm(tokenize)
+    c0, w0 = time.process_time(), time.perf_counter()
+    for lines in (*streams, hyps):
+        for line in lines:
+            metric._preprocess_segment(line)
+    cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+    return cpu, wall, None, [], extra
+
+
+def beambleu_spm(tokenize, spm_model):
+    """beambleu's Bleu with a SentencePiece tokenizer, its model loaded, and which file it read."""
+    from bleu_core import Bleu
+
+    metric = Bleu(tokenize=tokenize, spm_model=spm_model)
+    c0 = time.process_time()
+    tok = metric.tokenizer
+    return metric, tok, {"load_s": time.process_time() - c0, "model_sha256": tok.model_sha256}
+
+
+class TimedSentencePiece:
+    """A SentencePieceProcessor that adds the CPU time of its encoding calls to ``seconds``
+    (every other attribute is the processor's own): SentencePiece's share of encode_batch."""
+
+    def __init__(self, sp):
+        self.sp, self.seconds = sp, 0.0
+
+    def _timed(self, method, *args, **kwargs):
+        c0 = time.process_time()
+        try:
+            return getattr(self.sp, method)(*args, **kwargs)
+        finally:
+            self.seconds += time.process_time() - c0
+
+    def encode(self, *args, **kwargs):
+        return self._timed("encode", *args, **kwargs)
+
+    def EncodeAsPieces(self, *args, **kwargs):
+        return self._timed("EncodeAsPieces", *args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self.sp, name)
+
+
+def run_beambleu_spm(path, tokenize, batch_size, spm_model):
+    """beambleu's spBLEU over the Parquet file, as :func:`run_beambleu`, with the model loaded before."""
+    from bleu_core.parquet import parquet_stats
+
+    metric, _, extra = beambleu_spm(tokenize, spm_model)
+    c0, w0 = time.process_time(), time.perf_counter()
+    total = parquet_stats(path, metric, batch_size=batch_size)
+    cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+    return cpu, wall, metric.score(total).score, total.tolist(), {"read_s": read_seconds(path, batch_size), **extra}
+
+
+def run_beambleu_encode(path, tokenize, batch_size, spm_model):
+    """Read + SentencePiece-encode only: each batch's candidate and reference columns go through
+    the tokenizer exactly as in bleu_core.batch.batch_stats (which then hands them to the kernel)."""
+    from bleu_core.batch import _list_parts, _pretokenize, to_arrow
+    from bleu_core.parquet import iter_batches
+
+    metric, tok, extra = beambleu_spm(tokenize, spm_model)
+    tok.sp = timed = TimedSentencePiece(tok.sp)
+    try:
+        c0, w0 = time.process_time(), time.perf_counter()
+        for batch in iter_batches(path, ["candidate", "references"], batch_size):
+            cand, refs = to_arrow(batch.column("candidate"), batch.column("references"))
+            child, _ = _list_parts(refs)
+            _pretokenize(tok, cand, metric.lowercase)
+            _pretokenize(tok, child, metric.lowercase)
+        cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+    finally:
+        tok.sp = timed.sp
+    return cpu, wall, None, [], {"spm_s": timed.seconds, **extra}
 
 
 #: the chrF variants measured: name -> (char order, word order)
@@ -120,12 +237,23 @@ def run_bleuscore(path, tokenize):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("impl", choices=["beambleu", "beambleu-sentence", "beambleu-normalise", "beambleu-tokenize",
-                                     "sacrebleu", "bleuscore"])
+                                     "beambleu-encode", "sacrebleu", "sacrebleu-tokenize", "bleuscore"])
     ap.add_argument("parquet")
     ap.add_argument("tokenize", help="BLEU's tokenizer, or chrf / chrf++ for those metrics")
     ap.add_argument("--batch-size", type=int, default=16384)
+    ap.add_argument("--spm-model", help="beambleu's SentencePiece model file (sacrebleu's: $SACREBLEU/models)")
     a = ap.parse_args()
-    if a.tokenize in CHRF_VARIANTS:
+    if a.tokenize in SPM_NAMES:
+        runs = {"beambleu": lambda: run_beambleu_spm(a.parquet, a.tokenize, a.batch_size, a.spm_model),
+                "beambleu-encode": lambda: run_beambleu_encode(a.parquet, a.tokenize, a.batch_size, a.spm_model),
+                "sacrebleu": lambda: run_sacrebleu_spm(a.parquet, a.tokenize),
+                "sacrebleu-tokenize": lambda: run_sacrebleu_tokenize(a.parquet, a.tokenize)}
+        if a.impl not in runs:
+            raise SystemExit(f"{a.impl} does not measure {a.tokenize}")
+        res = runs[a.impl]()
+    elif a.impl in ("beambleu-encode", "sacrebleu-tokenize"):
+        raise SystemExit(f"{a.impl} measures the SentencePiece tokenizers only, not {a.tokenize}")
+    elif a.tokenize in CHRF_VARIANTS:
         if a.impl == "sacrebleu":
             res = run_sacrebleu_chrf(a.parquet, a.tokenize)
         elif a.impl == "beambleu":

@@ -11,7 +11,8 @@ timeout. A model can also be named explicitly: a local path, or any URL Beam's `
 reads (``gs://``, ``s3://``; that needs apache-beam, which ``bleu_core`` otherwise never imports).
 The signature cannot tell two model files apart, so the tokenizer exposes the file's SHA-256.
 
-The batch form (:meth:`TokenizerSPM.encode_batch`) encodes each distinct line of a batch once,
+The batch form (:meth:`TokenizerSPM.encode_batch`) encodes each distinct line of a batch once
+(and a batch's distinct lines equal to one of the last few batches' not at all),
 through SentencePiece's batch API, as piece ids; Arrow turns ids into pieces and joins them, so no
 Python code runs per piece. Only lines with unknown pieces (whose text is the unknown surface,
 not the ``<unk>`` piece) are encoded again as strings.
@@ -170,6 +171,7 @@ class TokenizerSPM(Tokenizer):
             reason = " ".join(str(exc).split())[:200]
             raise ModelError(f"{self.model_path} is not a SentencePiece model ({reason})") from None
         self._unk = self.sp.unk_id()
+        self._recent = []
         self._pieces = pa.array([self.sp.IdToPiece(i) for i in range(self.sp.GetPieceSize())], pa.large_string())
 
     def signature(self) -> str:
@@ -182,7 +184,24 @@ class TokenizerSPM(Tokenizer):
         """``arr`` (a string array, nulls kept) as joined pieces of each ``line.lower().rstrip()``
         (without ``lower`` unless ``lowercase``): sacrebleu's BLEU preprocessing, then this tokenizer."""
         encoded = pc.dictionary_encode(arr)
-        lines = encoded.dictionary.to_pylist()
+        joined = self._recent_lookup(encoded.dictionary, lowercase)
+        if joined is None:
+            joined = self._encode_distinct(encoded.dictionary, lowercase)
+            self._recent = [(encoded.dictionary, lowercase, joined), *self._recent[:self.RECENT - 1]]
+        return joined.take(encoded.indices)
+
+    #: distinct-line arrays remembered with their pieces: ``score`` with N systems (and a batch
+    #: with several candidate columns) hands every system the same references
+    RECENT = 4
+
+    def _recent_lookup(self, distinct: pa.Array, lowercase: bool):
+        for seen, lc, joined in self._recent:
+            if lc == lowercase and len(seen) == len(distinct) and seen.equals(distinct):
+                return joined
+        return None
+
+    def _encode_distinct(self, distinct: pa.Array, lowercase: bool) -> pa.Array:
+        lines = distinct.to_pylist()
         lines = [s.lower().rstrip() for s in lines] if lowercase else [s.rstrip() for s in lines]
         ids = self.sp.encode(lines, out_type=int, num_threads=1)
         lists = pa.array(ids, type=pa.large_list(pa.int32()))
@@ -197,7 +216,7 @@ class TokenizerSPM(Tokenizer):
                 mask = np.zeros(len(lines), dtype=bool)
                 mask[rows] = True
                 joined = pc.replace_with_mask(joined, pa.array(mask), patch)
-        return joined.take(encoded.indices)
+        return joined
 
     def __repr__(self) -> str:
         return f"<tokenizer {self.name} {self.model_path} sha256:{self.model_sha256[:12]}>"
