@@ -66,8 +66,9 @@ def get_tokenizer(name: str, spm_model: Optional[str] = None) -> Tokenizer:
     check_spm_model(name, spm_model)
     if name not in SPM_TOKENIZERS:
         return _plain(name)
-    from .tokenizer_spm import resolve_model
+    from .tokenizer_spm import require_sentencepiece, resolve_model
 
+    require_sentencepiece(name)
     path = resolve_model(name, spm_model)
     try:
         st = os.stat(path)

@@ -146,6 +146,17 @@ def resolve_model(name: str, model: Optional[str]) -> str:
     return path
 
 
+def require_sentencepiece(name: str):
+    """The sentencepiece module, or RuntimeError telling how to install it (checked before a
+    model is looked for or downloaded, as sacrebleu does)."""
+    try:
+        import sentencepiece
+    except ImportError as exc:
+        raise RuntimeError(f"the {name} tokenizer needs the sentencepiece package: "
+                           f"pip install 'beambleu[spm]' ({exc})") from None
+    return sentencepiece
+
+
 class TokenizerSPM(Tokenizer):
     """One SentencePiece model, loaded once (see :func:`bleu_core.tokenizers.get_tokenizer`)."""
 
@@ -154,11 +165,7 @@ class TokenizerSPM(Tokenizer):
     def __init__(self, name: str, model: Optional[str] = None):
         if name not in SPM_MODELS:
             raise ValueError(f"{name!r} is not a SentencePiece tokenizer ({', '.join(SPM_MODELS)})")
-        try:
-            import sentencepiece
-        except ImportError as exc:
-            raise RuntimeError(f"the {name} tokenizer needs the sentencepiece package: "
-                               f"pip install 'beambleu[spm]' ({exc})") from None
+        sentencepiece = require_sentencepiece(name)
         self.name = name
         self.url = SPM_MODELS[name][0]
         self.model_path = resolve_model(name, model)
