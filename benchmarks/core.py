@@ -143,16 +143,16 @@ def main(argv=None):
     corpora = None if a.synthetic else a.corpora
     spm_toks = [t for t in toks if t in SPM_NAMES]
     spm_missing = import_error("sentencepiece") if spm_toks else None
-    if spm_missing:
-        print(f"spBLEU ({', '.join(spm_toks)}) skipped: the sentencepiece package is not importable "
-              f"({spm_missing}); pip install 'beambleu[spm]'")
-        toks = [t for t in toks if t not in SPM_NAMES]
-        spm_toks = []
 
     print(f"machine: {machine()}")
     imp, table = startup()
     print(f"start-up: import bleu_core {imp:.3f} s (over a bare interpreter); "
           f"intl/zh Unicode table, built once per process: {table:.3f} s")
+    if spm_missing:
+        print(f"spBLEU ({', '.join(spm_toks)}) skipped: the sentencepiece package is not importable "
+              f"({spm_missing}); pip install 'beambleu[spm]'")
+        toks = [t for t in toks if t not in SPM_NAMES]
+        spm_toks = []
 
     configs = [(t, n, s) for t in toks if t == "13a" or t in METRICS for n in refs for s in sizes]
     configs += [(t, 1, sizes[0]) for t in toks if t != "13a" and t not in METRICS and t not in SPM_NAMES]
