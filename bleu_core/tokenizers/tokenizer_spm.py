@@ -20,6 +20,7 @@ not the ``<unk>`` piece) are encoded again as strings.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 import re
@@ -210,15 +211,25 @@ class TokenizerSPM(Tokenizer):
     def _encode_distinct(self, distinct: pa.Array, lowercase: bool) -> pa.Array:
         lines = distinct.to_pylist()
         lines = [s.lower().rstrip() for s in lines] if lowercase else [s.rstrip() for s in lines]
-        ids = self.sp.encode(lines, out_type=int, num_threads=1)
-        lists = pa.array(ids, type=pa.large_list(pa.int32()))
+        # the ids come back as nested Python lists: millions of small objects the cyclic garbage
+        # collector would walk again and again while they are made; none of them is in a cycle
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            lists = pa.array(self.sp.encode(lines, out_type=int, num_threads=1), type=pa.large_list(pa.int32()))
+        finally:
+            if was_enabled:
+                gc.enable()
         flat = lists.values
         pieces = pa.LargeListArray.from_arrays(lists.offsets, self._pieces.take(flat))
         joined = pc.binary_join(pieces, pa.scalar(" ", pa.large_string()))
-        if self._unk is not None and self._unk >= 0 and len(flat):
-            unknown = np.asarray(pc.equal(flat, self._unk), dtype=bool)
-            if unknown.any():
-                rows = np.unique(np.asarray(pc.list_parent_indices(lists))[unknown])
+        if self._unk >= 0 and len(flat):
+            ids = flat.to_numpy(zero_copy_only=False)
+            unknown = np.flatnonzero(ids == self._unk)
+            if len(unknown):
+                # an unknown piece's text is its surface, not the <unk> piece: those lines again, as strings
+                offsets = lists.offsets.to_numpy(zero_copy_only=False)
+                rows = np.unique(np.searchsorted(offsets, unknown, side="right") - 1)
                 patch = pa.array([" ".join(self.sp.EncodeAsPieces(lines[i])) for i in rows], pa.large_string())
                 mask = np.zeros(len(lines), dtype=bool)
                 mask[rows] = True
