@@ -126,7 +126,7 @@ def beambleu_spm(tokenize, spm_model):
 
 class TimedSentencePiece:
     """A SentencePieceProcessor that adds the CPU time of its encoding calls to ``seconds``
-    (every other attribute is the processor's own): SentencePiece's share of encode_batch."""
+    (every other attribute is the processor's own): SentencePiece's share of encode_ids."""
 
     def __init__(self, sp):
         self.sp, self.seconds = sp, 0.0
@@ -161,8 +161,8 @@ def run_beambleu_spm(path, tokenize, batch_size, spm_model):
 
 def run_beambleu_encode(path, tokenize, batch_size, spm_model):
     """Read + SentencePiece-encode only: each batch's candidate and reference columns go through
-    the tokenizer exactly as in bleu_core.batch.batch_stats (which then hands them to the kernel)."""
-    from bleu_core.batch import _list_parts, _pretokenize, to_arrow
+    the tokenizer exactly as in bleu_core.batch.batch_stats (which then hands the ids to the kernel)."""
+    from bleu_core.batch import _list_parts, to_arrow
     from bleu_core.parquet import iter_batches
 
     metric, tok, extra = beambleu_spm(tokenize, spm_model)
@@ -172,8 +172,7 @@ def run_beambleu_encode(path, tokenize, batch_size, spm_model):
         for batch in iter_batches(path, ["candidate", "references"], batch_size):
             cand, refs = to_arrow(batch.column("candidate"), batch.column("references"))
             child, _ = _list_parts(refs)
-            _pretokenize(tok, cand, metric.lowercase)
-            _pretokenize(tok, child, metric.lowercase)
+            tok.encode_ids([cand, child], metric.lowercase)
         cpu, wall = time.process_time() - c0, time.perf_counter() - w0
     finally:
         tok.sp = timed.sp

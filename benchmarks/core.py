@@ -237,7 +237,7 @@ def main(argv=None):
             print(f"{'':<26} spBLEU stages (CPU-s): read {read:.2f}, encode {encode:.2f}, count+combine "
                   f"{full - med['beambleu-encode']:.2f}; total {full:.2f}")
             print(f"{'':<26} encode {encode:.2f} = SentencePiece's own calls {spm:.2f} + distinct lines, "
-                  f"ids to pieces, join (Python/Arrow) {encode - spm:.2f}")
+                  f"Arrow arrays of ids, lines with unknown pieces (Python/Arrow) {encode - spm:.2f}")
         if "sacrebleu-tokenize" in results:
             tokz, total = med["sacrebleu-tokenize"], med["sacrebleu"]
             print(f"{'':<26} sacrebleu stages (CPU-s): tokenize (rstrip + SentencePiece, its line cache) {tokz:.2f}, "

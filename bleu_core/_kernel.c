@@ -592,6 +592,78 @@ static inline struct ng *ng_find(K *k, uint64_t h, const int32_t *ids, int32_t n
     }
 }
 
+/* --------------------------------------------- counting shared by stats and stats_ids */
+
+/* Count the hypothesis n-grams of k->hyp_ids[0..nh) into the table; row[0] and the totals. */
+static int count_hyp(K *k, Py_ssize_t nh, int64_t *row, Py_ssize_t K2) {
+    if (ng_prepare(k, nh) < 0) return -1;
+    memset(row, 0, (size_t)K2 * sizeof(int64_t));
+    row[0] = nh;
+    const int32_t *hid = k->hyp_ids.p;
+    int32_t order = k->order;
+    for (Py_ssize_t i = 0; i < nh; i++) {
+        uint64_t h = 0;
+        for (int32_t g = 1; g <= order && i + g <= nh; g++) {
+            h = mix(h, (uint32_t)hid[i + g - 1]);
+            struct ng *e = ng_find(k, h, hid + i, g, 1, (int32_t)i);
+            e->hyp++;
+        }
+    }
+    for (int32_t g = 1; g <= order; g++) row[2 + order + g - 1] = nh >= g ? nh - g + 1 : 0;
+    return 0;
+}
+
+/* Reference number `nref` with token ids rid[0..nr) (-1: a token the hypothesis lacks): the
+   highest count of each hypothesis n-gram in one reference. An n-gram the hypothesis lacks
+   ends the scan from that position: no longer n-gram starting there can be in it either. */
+static void count_ref(K *k, const int32_t *rid, Py_ssize_t nr, Py_ssize_t nref) {
+    int32_t order = k->order;
+    for (Py_ssize_t i = 0; i < nr; i++) {
+        uint64_t h = 0;
+        for (int32_t g = 1; g <= order && i + g <= nr; g++) {
+            if (rid[i + g - 1] < 0) break;
+            h = mix(h, (uint32_t)rid[i + g - 1]);
+            struct ng *e = ng_find(k, h, rid + i, g, 0, 0);
+            if (!e) break;
+            if (e->rseen != nref) { e->rseen = (int32_t)nref; e->rcur = 0; }
+            if (++e->rcur > e->rmax) e->rmax = e->rcur;
+        }
+    }
+}
+
+/* Close the row: r = the closest reference length (ties to the shorter), clipped matches; the
+   table is emptied. */
+static void finish_row(K *k, int64_t *row, Py_ssize_t nh, const int64_t *reflens, Py_ssize_t nrefs) {
+    int64_t cdiff = -1, clen = -1;
+    for (Py_ssize_t j = 0; j < nrefs; j++) {
+        int64_t d = nh - reflens[j];
+        if (d < 0) d = -d;
+        if (cdiff == -1 || d < cdiff) { cdiff = d; clen = reflens[j]; }
+        else if (d == cdiff && reflens[j] < clen) clen = reflens[j];
+    }
+    row[1] = clen;
+    for (Py_ssize_t u = 0; u < k->ng_nused; u++) {
+        struct ng *e = &k->ng[k->ng_used[u]];
+        row[2 + e->n - 1] += e->hyp < e->rmax ? e->hyp : e->rmax;
+    }
+    ng_clear(k);
+}
+
+/* Write row r to out (per_row) or add it to the sum; -1 with OverflowError if the sum overflows. */
+static int emit_row(int64_t *o, const int64_t *row, Py_ssize_t r, Py_ssize_t K2, int per_row) {
+    if (per_row) {
+        memcpy(o + r * K2, row, (size_t)K2 * sizeof(int64_t));
+        return 0;
+    }
+    int overflow = 0;
+    for (Py_ssize_t q = 0; q < K2; q++) overflow |= __builtin_add_overflow(o[q], row[q], &o[q]);
+    if (overflow) {
+        PyErr_Format(PyExc_OverflowError, "statistics: the sum of row %zd into out exceeds int64", r);
+        return -1;
+    }
+    return 0;
+}
+
 /* ----------------------------------------------------------------- the call */
 
 PyDoc_STRVAR(stats_doc,
@@ -685,20 +757,7 @@ static PyObject *k_stats(PyObject *self, PyObject *args) {
             continue;
         }
         if (intern_hyp(&k, 0, nh) < 0) goto fail;
-        if (ng_prepare(&k, nh) < 0) goto fail;
-        memset(row, 0, (size_t)K2 * sizeof(int64_t));
-        row[0] = nh;
-        /* hypothesis n-grams */
-        const int32_t *hid = k.hyp_ids.p;
-        for (Py_ssize_t i = 0; i < nh; i++) {
-            uint64_t h = 0;
-            for (int32_t g = 1; g <= order && i + g <= nh; g++) {
-                h = mix(h, (uint32_t)hid[i + g - 1]);
-                struct ng *e = ng_find(&k, h, hid + i, g, 1, (int32_t)i);
-                e->hyp++;
-            }
-        }
-        for (int32_t g = 1; g <= order; g++) row[2 + order + g - 1] = nh >= g ? nh - g + 1 : 0;
+        if (count_hyp(&k, nh, row, K2) < 0) goto fail;
         /* references */
         Py_ssize_t nrefs = 0;
         if (lb - la > reflens_cap) {
@@ -719,48 +778,15 @@ static PyObject *k_stats(PyObject *self, PyObject *args) {
             k.ref_ids.len = 0;
             if (ibuf_reserve(&k.ref_ids, nr + 1) < 0) goto fail;
             for (Py_ssize_t t = 0; t < nr; t++) k.ref_ids.p[t] = lookup_token(&k, 0, t0 + t);
-            const int32_t *rid = k.ref_ids.p;
-            for (Py_ssize_t i = 0; i < nr; i++) {
-                uint64_t h = 0;
-                for (int32_t g = 1; g <= order && i + g <= nr; g++) {
-                    if (rid[i + g - 1] < 0) break; /* not in the hypothesis: no longer n-gram matches */
-                    h = mix(h, (uint32_t)rid[i + g - 1]);
-                    struct ng *e = ng_find(&k, h, rid + i, g, 0, 0);
-                    if (!e) continue;
-                    if (e->rseen != nrefs) { e->rseen = (int32_t)nrefs; e->rcur = 0; }
-                    if (++e->rcur > e->rmax) e->rmax = e->rcur;
-                }
-            }
+            count_ref(&k, k.ref_ids.p, nr, nrefs);
             nrefs++;
             /* drop this reference's tokens from the lists; the arena text can stay */
             k.tok_start.len = t0; k.tok_len.len = t0;
         }
         k.bad_ref = -1;
         if (nrefs == 0) { k.bad_what = "no reference (all references are missing)"; goto bad; }
-        /* closest reference length, ties to the shorter */
-        int64_t cdiff = -1, clen = -1;
-        for (Py_ssize_t j = 0; j < nrefs; j++) {
-            int64_t d = nh - reflens[j];
-            if (d < 0) d = -d;
-            if (cdiff == -1 || d < cdiff) { cdiff = d; clen = reflens[j]; }
-            else if (d == cdiff && reflens[j] < clen) clen = reflens[j];
-        }
-        row[1] = clen;
-        for (Py_ssize_t u = 0; u < k.ng_nused; u++) {
-            struct ng *e = &k.ng[k.ng_used[u]];
-            row[2 + e->n - 1] += e->hyp < e->rmax ? e->hyp : e->rmax;
-        }
-        ng_clear(&k);
-        int64_t *dst = per_row ? o + r * K2 : o;
-        if (per_row) memcpy(dst, row, (size_t)K2 * sizeof(int64_t));
-        else {
-            int overflow = 0;
-            for (Py_ssize_t q = 0; q < K2; q++) overflow |= __builtin_add_overflow(dst[q], row[q], &dst[q]);
-            if (overflow) {
-                PyErr_Format(PyExc_OverflowError, "statistics: the sum of row %zd into out exceeds int64", r);
-                goto fail;
-            }
-        }
+        finish_row(&k, row, nh, reflens, nrefs);
+        if (emit_row(o, row, r, K2, per_row) < 0) goto fail;
     }
     Py_INCREF(Py_None);
     result = Py_None;
@@ -777,6 +803,120 @@ cleanup:
 done:
     k_free(&k);
     for (int i = 0; i < 9; i++) rel_view(all[i]);
+    return result;
+}
+
+
+PyDoc_STRVAR(stats_ids_doc,
+"stats_ids(hyp_ids, hyp_offsets, hyp_valid, ref_ids, ref_offsets, ref_valid,\n"
+"          list_offsets, max_order, out, per_row)\n"
+"\n"
+"As stats, for text already split into tokens and the tokens numbered (equal ids: equal\n"
+"tokens): ids are int32 >= 0, offsets int64 into them (n+1 / m+1 values), then as stats.\n"
+"ValueError(row, ref_index or -1, reason) for a null candidate or a row without references.");
+
+static PyObject *k_stats_ids(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *o_hi, *o_ho, *o_hv, *o_ri, *o_ro, *o_rv, *o_lo, *o_out;
+    int order, per_row;
+    if (!PyArg_ParseTuple(args, "OOOOOOOiOi", &o_hi, &o_ho, &o_hv, &o_ri, &o_ro, &o_rv, &o_lo, &order, &o_out,
+                          &per_row))
+        return NULL;
+    if (order < 1 || order > 64) { PyErr_SetString(PyExc_ValueError, "max_order must be in 1..64"); return NULL; }
+    View hi, ho, hv, ri, ro, rv, lo, out;
+    View *all[] = {&hi, &ho, &hv, &ri, &ro, &rv, &lo, &out};
+    for (int i = 0; i < 8; i++) all[i]->held = 0;
+    PyObject *result = NULL;
+    K k;
+    memset(&k, 0, sizeof(k));
+    int64_t *row = NULL, *reflens = NULL;
+    if (get_view(o_hi, &hi, 0) < 0 || get_view(o_ho, &ho, 0) < 0 || get_view(o_hv, &hv, 0) < 0 ||
+        get_view(o_ri, &ri, 0) < 0 || get_view(o_ro, &ro, 0) < 0 || get_view(o_rv, &rv, 0) < 0 ||
+        get_view(o_lo, &lo, 0) < 0 || get_view(o_out, &out, 1) < 0)
+        goto done;
+    if (!hi.held || !ho.held || !ri.held || !ro.held || !lo.held || !out.held) {
+        PyErr_SetString(PyExc_TypeError, "ids, offsets and out buffers are required");
+        goto done;
+    }
+    Py_ssize_t n = ho.view.len / 8 - 1, m = ro.view.len / 8 - 1;
+    Py_ssize_t nhi = hi.view.len / 4, nri = ri.view.len / 4;
+    Py_ssize_t K2 = 2 + 2 * (Py_ssize_t)order;
+    if (n < 0 || m < 0 || lo.view.len / 8 != n + 1) {
+        PyErr_SetString(PyExc_ValueError, "offset buffers have inconsistent lengths");
+        goto done;
+    }
+    if ((hv.held && hv.view.len < n) || (rv.held && rv.view.len < m)) {
+        PyErr_SetString(PyExc_ValueError, "validity buffers are too short");
+        goto done;
+    }
+    if (out.view.len != (per_row ? n : 1) * K2 * 8) {
+        PyErr_SetString(PyExc_ValueError, "out buffer has the wrong size");
+        goto done;
+    }
+    const int32_t *hids = (const int32_t *)hi.view.buf, *rids = (const int32_t *)ri.view.buf;
+    const int64_t *hoff = (const int64_t *)ho.view.buf, *roff = (const int64_t *)ro.view.buf;
+    const int64_t *loff = (const int64_t *)lo.view.buf;
+    const uint8_t *hval = hv.held ? (const uint8_t *)hv.view.buf : NULL;
+    const uint8_t *rval = rv.held ? (const uint8_t *)rv.view.buf : NULL;
+    int64_t *o = (int64_t *)out.view.buf;
+    /* every offset is checked here, so the loops below cannot read outside the buffers */
+    for (Py_ssize_t r = 0; r < n; r++)
+        if (hoff[r] < 0 || hoff[r + 1] < hoff[r] || hoff[r + 1] > nhi || loff[r] < 0 || loff[r + 1] < loff[r] ||
+            loff[r + 1] > m) {
+            PyErr_SetString(PyExc_ValueError, "offsets are not monotonic or point outside their data");
+            goto done;
+        }
+    for (Py_ssize_t j = 0; j < m; j++)
+        if (roff[j] < 0 || roff[j + 1] < roff[j] || roff[j + 1] > nri) {
+            PyErr_SetString(PyExc_ValueError, "offsets are not monotonic or point outside their data");
+            goto done;
+        }
+    k.order = order;
+    row = (int64_t *)calloc((size_t)K2, sizeof(int64_t));
+    Py_ssize_t reflens_cap = 0;
+    if (!row) { PyErr_NoMemory(); goto done; }
+    for (Py_ssize_t r = 0; r < n; r++) {
+        k.bad_row = r;
+        k.bad_ref = -1;
+        if (hval && !hval[r]) { k.bad_what = "candidate is null"; goto bad; }
+        Py_ssize_t nh = (Py_ssize_t)(hoff[r + 1] - hoff[r]);
+        k.hyp_ids.len = 0;
+        if (ibuf_reserve(&k.hyp_ids, nh + 1) < 0) goto fail;
+        memcpy(k.hyp_ids.p, hids + hoff[r], (size_t)nh * sizeof(int32_t));
+        k.hyp_ids.len = nh;
+        if (count_hyp(&k, nh, row, K2) < 0) goto fail;
+        Py_ssize_t nrefs = 0;
+        if (loff[r + 1] - loff[r] > reflens_cap) {
+            reflens_cap = (Py_ssize_t)(loff[r + 1] - loff[r]) * 2;
+            int64_t *p = (int64_t *)realloc(reflens, (size_t)reflens_cap * sizeof(int64_t));
+            if (!p) { PyErr_NoMemory(); goto fail; }
+            reflens = p;
+        }
+        for (int64_t j = loff[r]; j < loff[r + 1]; j++) {
+            if (rval && !rval[j]) continue; /* a missing reference (None) */
+            Py_ssize_t nr = (Py_ssize_t)(roff[j + 1] - roff[j]);
+            reflens[nrefs] = nr;
+            count_ref(&k, rids + roff[j], nr, nrefs);
+            nrefs++;
+        }
+        if (nrefs == 0) { ng_clear(&k); k.bad_what = "no reference (all references are missing)"; goto bad; }
+        finish_row(&k, row, nh, reflens, nrefs);
+        if (emit_row(o, row, r, K2, per_row) < 0) goto fail;
+    }
+    Py_INCREF(Py_None);
+    result = Py_None;
+    goto done;
+bad:
+    if (!PyErr_Occurred()) {
+        PyObject *e = Py_BuildValue("(nns)", k.bad_row, k.bad_ref, k.bad_what ? k.bad_what : "invalid row");
+        if (e) { PyErr_SetObject(PyExc_ValueError, e); Py_DECREF(e); }
+    }
+fail:
+done:
+    free(row);
+    free(reflens);
+    k_free(&k);
+    for (int i = 0; i < 8; i++) rel_view(all[i]);
     return result;
 }
 
@@ -936,6 +1076,7 @@ done:
 
 static PyMethodDef methods[] = {
     {"stats", k_stats, METH_VARARGS, stats_doc},
+    {"stats_ids", k_stats_ids, METH_VARARGS, stats_ids_doc},
     {"bootstrap", k_bootstrap, METH_VARARGS, bootstrap_doc},
     {NULL, NULL, 0, NULL},
 };

@@ -165,7 +165,10 @@ def batch_stats(
     cand, refs = to_arrow(candidates, references)
     child, list_offsets = _list_parts(refs)
     lowercase = bool(lowercase)
+    if hasattr(tok, "encode_ids"):  # SentencePiece: the kernel counts piece ids
+        return _stats_from_ids(tok, cand, child, list_offsets, lowercase, max_ngram_order, per_row, _stop_after)
     if tok.kernel_id is None:
+        _check_utf8(cand, child, list_offsets)
         cand, child = _pretokenize(tok, cand, lowercase), _pretokenize(tok, child, lowercase)
         kernel_id, lowercase = 0, False
     else:
@@ -182,11 +185,64 @@ def batch_stats(
     return out
 
 
+def invalid_utf8_mask(array: pa.Array) -> Optional[np.ndarray]:
+    """Mask of the values of a string array that are not valid UTF-8, or None when all are (one
+    full Arrow validation; the values are looked at one by one only when it fails)."""
+    if not (pa.types.is_string(array.type) or pa.types.is_large_string(array.type)):
+        return None
+    try:
+        array.validate(full=True)
+        return None
+    except pa.ArrowInvalid:
+        pass
+    binary = pa.large_binary() if pa.types.is_large_string(array.type) else pa.binary()
+    mask = np.zeros(len(array), dtype=bool)
+    for i, value in enumerate(array.cast(binary).to_pylist()):
+        if value is not None:
+            try:
+                value.decode("utf-8")
+            except UnicodeDecodeError:
+                mask[i] = True
+    return mask
+
+
+def _check_utf8(cand: pa.Array, child: pa.Array, list_offsets: np.ndarray) -> None:
+    """BatchInputError naming the first row with text that is not UTF-8, for the paths that
+    decode text in Python (the kernel checks it itself)."""
+    bad = invalid_utf8_mask(cand)
+    if bad is not None:
+        raise BatchInputError(int(np.flatnonzero(bad)[0]), "candidate", "invalid UTF-8")
+    bad = invalid_utf8_mask(child)
+    if bad is not None:
+        j = int(np.flatnonzero(bad)[0])
+        row = int(np.searchsorted(list_offsets, j, side="right") - 1)
+        raise BatchInputError(row, "references", "invalid UTF-8", j - int(list_offsets[row]))
+
+
+def _stats_from_ids(tok, cand, child, list_offsets, lowercase, order, per_row, stop_after) -> np.ndarray:
+    """Statistics of token ids (see ``TokenizerSPM.encode_ids``), counted by ``_kernel.stats_ids``."""
+    for arr, what in ((cand, "candidates"), (child, "references")):
+        _string_buffers(arr, what)  # the type and offsets checks of the text path
+    _check_utf8(cand, child, list_offsets)
+    hyp, ref = tok.encode_ids([cand, child], lowercase)
+    n, width = len(cand), 2 + 2 * order
+    out = np.zeros((n, width) if per_row else width, dtype=np.int64)
+    if stop_after < 3:  # the benchmarks' stage timings: encoding only
+        return out
+    parts = []
+    for lists in (hyp, ref):
+        valid = np.asarray(lists.is_valid()).view(np.uint8) if lists.null_count else None
+        parts += [lists.values.to_numpy(zero_copy_only=False).astype(np.int32, copy=False),
+                  np.ascontiguousarray(lists.offsets.to_numpy(zero_copy_only=False), dtype=np.int64), valid]
+    try:
+        _kernel.stats_ids(*parts[:3], *parts[3:], list_offsets, order, out, int(per_row))
+    except ValueError as exc:
+        raise_row_error(exc)
+    return out
+
+
 def _pretokenize(tok, arr: pa.Array, lowercase: bool) -> pa.Array:
-    """Tokenizers the kernel does not implement: SentencePiece encodes the whole batch, MeCab runs
-    per segment in Python; the kernel then counts the result as tokenizer 'none'."""
-    if hasattr(tok, "encode_batch"):
-        return tok.encode_batch(arr, lowercase)
+    """Tokenizers the kernel does not implement (MeCab): Python per segment, then kernel 'none'."""
     out = []
     for s in arr.to_pylist():
         if s is None:

@@ -27,6 +27,7 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 import pyarrow as pa
 
+from bleu_core.batch import invalid_utf8_mask
 from bleu_core.stats import column_sums
 
 INT64_MAX = np.iinfo(np.int64).max
@@ -118,33 +119,13 @@ def first_invalid_utf8(array) -> Optional[int]:
             offset += len(chunk)
         return None
     if pa.types.is_dictionary(array.type):
-        bad_entries = _invalid_utf8(array.dictionary)
+        bad_entries = invalid_utf8_mask(array.dictionary)
         if bad_entries is None:
             return None
         indices = np.asarray(array.indices.fill_null(0), dtype=np.int64)
         return first_true(bad_entries[indices] & np.asarray(array.is_valid()))
-    bad = _invalid_utf8(array)
+    bad = invalid_utf8_mask(array)
     return None if bad is None else first_true(bad)
-
-
-def _invalid_utf8(array: pa.Array) -> Optional[np.ndarray]:
-    """Mask of the values of a string array that are not valid UTF-8, or None when all are."""
-    if not (pa.types.is_string(array.type) or pa.types.is_large_string(array.type)):
-        return None
-    try:
-        array.validate(full=True)
-        return None
-    except pa.ArrowInvalid:
-        pass
-    binary = pa.large_binary() if pa.types.is_large_string(array.type) else pa.binary()
-    mask = np.zeros(len(array), dtype=bool)
-    for i, value in enumerate(array.cast(binary).to_pylist()):
-        if value is not None:
-            try:
-                value.decode("utf-8")
-            except UnicodeDecodeError:
-                mask[i] = True
-    return mask
 
 
 def accumulate_groups(rows: np.ndarray, nrefs: np.ndarray, inverse: np.ndarray, n_groups: int,

@@ -111,7 +111,8 @@ def test_every_parser_disallows_abbreviations():
     (["--group-by", ""],
      "beambleu run: error: argument --group-by/--group_by: expected comma-separated column names, got ''"),
     (["-tok", "13b"], ("beambleu run: error: argument --tokenize/-tok: invalid choice: '13b' (choose from 'none', "
-                       "'13a', 'intl', 'zh', 'char', 'ja-mecab', 'ko-mecab')")),
+                       "'13a', 'intl', 'zh', 'char', 'ja-mecab', 'ko-mecab', 'flores101', 'flores200', 'spBLEU-1K', "
+                       "'spm')")),
 ])
 def test_run_usage_errors_reach_the_terminal(tmp_path, args, line):
     """Beam's log filter hides fd 2 while `run` works: argparse's message must come before it."""

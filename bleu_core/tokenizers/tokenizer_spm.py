@@ -11,11 +11,11 @@ timeout. A model can also be named explicitly: a local path, or any URL Beam's `
 reads (``gs://``, ``s3://``; that needs apache-beam, which ``bleu_core`` otherwise never imports).
 The signature cannot tell two model files apart, so the tokenizer exposes the file's SHA-256.
 
-The batch form (:meth:`TokenizerSPM.encode_batch`) encodes each distinct line of a batch once
-(and a batch's distinct lines equal to one of the last few batches' not at all),
-through SentencePiece's batch API, as piece ids; Arrow turns ids into pieces and joins them, so no
-Python code runs per piece. Only lines with unknown pieces (whose text is the unknown surface,
-not the ``<unk>`` piece) are encoded again as strings.
+The batch form (:meth:`TokenizerSPM.encode_ids`) encodes each distinct line of a batch once
+(and a batch's distinct lines equal to one of the last few batches' not at all) through
+SentencePiece's batch API, as piece ids, which the kernel counts as they are: no piece becomes a
+Python string. Only lines with an unknown piece (whose text is the unknown surface, not the
+``<unk>`` piece) are encoded again as text.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import hashlib
 import os
 import re
 import time
-from typing import Optional
+from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -161,7 +161,7 @@ def require_sentencepiece(name: str):
 class TokenizerSPM(Tokenizer):
     """One SentencePiece model, loaded once (see :func:`bleu_core.tokenizers.get_tokenizer`)."""
 
-    kernel_id = None  # the kernel counts the joined pieces (tokenizer "none")
+    kernel_id = None  # the kernel counts the ids of encode_ids (bleu_core._kernel.stats_ids)
 
     def __init__(self, name: str, model: Optional[str] = None):
         if name not in SPM_MODELS:
@@ -178,9 +178,13 @@ class TokenizerSPM(Tokenizer):
         except Exception as exc:
             reason = " ".join(str(exc).split())[:200]
             raise ModelError(f"{self.model_path} is not a SentencePiece model ({reason})") from None
-        self._unk = self.sp.unk_id()
         self._recent = []
-        self._pieces = pa.array([self.sp.IdToPiece(i) for i in range(self.sp.GetPieceSize())], pa.large_string())
+        # pieces that are tokens as they are: not the unknown piece, not empty, no whitespace
+        plain = [bool(p) and not any(c.isspace() for c in p)
+                 for p in (self.sp.IdToPiece(i) for i in range(self.sp.GetPieceSize()))]
+        self._plain = np.array(plain, dtype=bool)
+        if 0 <= self.sp.unk_id() < len(plain):
+            self._plain[self.sp.unk_id()] = False
 
     def signature(self) -> str:
         return SPM_MODELS[self.name][1]
@@ -188,27 +192,43 @@ class TokenizerSPM(Tokenizer):
     def __call__(self, line: str) -> str:
         return " ".join(self.sp.EncodeAsPieces(line))
 
-    def encode_batch(self, arr: pa.Array, lowercase: bool) -> pa.Array:
-        """``arr`` (a string array, nulls kept) as joined pieces of each ``line.lower().rstrip()``
-        (without ``lower`` unless ``lowercase``): sacrebleu's BLEU preprocessing, then this tokenizer."""
-        encoded = pc.dictionary_encode(arr)
-        joined = self._recent_lookup(encoded.dictionary, lowercase)
-        if joined is None:
-            joined = self._encode_distinct(encoded.dictionary, lowercase)
-            self._recent = [(encoded.dictionary, lowercase, joined), *self._recent[:self.RECENT - 1]]
-        return joined.take(encoded.indices)
+    def encode_ids(self, arrays: Sequence[pa.Array], lowercase: bool) -> List[pa.LargeListArray]:
+        """Each string array (nulls kept) as lists of token ids: the tokens sacrebleu's BLEU counts,
+        ``(line.lower() if lowercase else line).rstrip()`` through this tokenizer, split on
+        whitespace. Within one call, equal ids are equal tokens across all the arrays (a candidate
+        and its references are numbered alike).
 
-    #: distinct-line arrays remembered with their pieces: ``score`` with N systems (and a batch
-    #: with several candidate columns) hands every system the same references
+        A token is a piece of the model, numbered by its id, except in the few lines with an
+        unknown piece (whose text is the unknown surface, not the ``<unk>`` piece) or a piece that
+        ``str.split()`` would cut or drop: those lines are split as text and their tokens numbered
+        by the piece they equal, or past the vocabulary when they equal none."""
+        beyond: Dict[str, int] = {}  # tokens that are no piece -> ids past the vocabulary, this call only
+        out = []
+        for arr in arrays:
+            encoded = pc.dictionary_encode(arr)
+            entry = self._recent_lookup(encoded.dictionary, lowercase)
+            if entry is None:
+                entry = self._encode_distinct(encoded.dictionary, lowercase)
+                self._recent = [(encoded.dictionary, lowercase, entry), *self._recent[:self.RECENT - 1]]
+            lists, odd_rows = entry
+            if odd_rows:
+                lists = self._replace_rows(lists, {r: self._row_ids(parts, beyond) for r, parts in odd_rows.items()})
+            out.append(lists.take(encoded.indices))
+        return out
+
+    #: distinct-line arrays remembered with their ids: ``score`` with N systems (and a batch with
+    #: several candidate columns) hands every system the same references
     RECENT = 4
 
     def _recent_lookup(self, distinct: pa.Array, lowercase: bool):
-        for seen, lc, joined in self._recent:
+        for seen, lc, entry in self._recent:
             if lc == lowercase and len(seen) == len(distinct) and seen.equals(distinct):
-                return joined
+                return entry
         return None
 
-    def _encode_distinct(self, distinct: pa.Array, lowercase: bool) -> pa.Array:
+    def _encode_distinct(self, distinct: pa.Array, lowercase: bool):
+        """(piece ids of each line, {line index: [(id, None) or (None, tokens)]} for the lines with a
+        piece that is not a token as it is, e.g. an unknown piece: its text is its surface)."""
         lines = distinct.to_pylist()
         lines = [s.lower().rstrip() for s in lines] if lowercase else [s.rstrip() for s in lines]
         # the ids come back as nested Python lists: millions of small objects the cyclic garbage
@@ -220,21 +240,49 @@ class TokenizerSPM(Tokenizer):
         finally:
             if was_enabled:
                 gc.enable()
-        flat = lists.values
-        pieces = pa.LargeListArray.from_arrays(lists.offsets, self._pieces.take(flat))
-        joined = pc.binary_join(pieces, pa.scalar(" ", pa.large_string()))
-        if self._unk >= 0 and len(flat):
-            ids = flat.to_numpy(zero_copy_only=False)
-            unknown = np.flatnonzero(ids == self._unk)
-            if len(unknown):
-                # an unknown piece's text is its surface, not the <unk> piece: those lines again, as strings
-                offsets = lists.offsets.to_numpy(zero_copy_only=False)
-                rows = np.unique(np.searchsorted(offsets, unknown, side="right") - 1)
-                patch = pa.array([" ".join(self.sp.EncodeAsPieces(lines[i])) for i in rows], pa.large_string())
-                mask = np.zeros(len(lines), dtype=bool)
-                mask[rows] = True
-                joined = pc.replace_with_mask(joined, pa.array(mask), patch)
-        return joined
+        odd_rows = {}
+        ids = lists.values.to_numpy(zero_copy_only=False)
+        odd = np.flatnonzero(~self._plain[ids]) if len(ids) else ids
+        if len(odd):
+            offsets = lists.offsets.to_numpy(zero_copy_only=False)
+            rows = np.unique(np.searchsorted(offsets, odd, side="right") - 1).tolist()
+            # " ".join(pieces).split() is each piece's own split, in turn: only the odd pieces need text
+            texts = self.sp.encode([lines[r] for r in rows], out_type=str, num_threads=1)
+            for r, pieces in zip(rows, texts):
+                row_ids = ids[offsets[r]:offsets[r + 1]].tolist()
+                odd_rows[r] = [(i, None) if self._plain[i] else (None, piece.split())
+                               for i, piece in zip(row_ids, pieces)]
+        return lists, odd_rows
+
+    def _row_ids(self, parts, beyond: Dict[str, int]) -> List[int]:
+        """The token ids of a line with odd pieces: (id, None) for a plain piece, (None, tokens) else."""
+        out = []
+        for i, tokens in parts:
+            if tokens is None:
+                out.append(i)
+            else:
+                out += [self._token_id(t, beyond) for t in tokens]
+        return out
+
+    def _token_id(self, token: str, beyond: Dict[str, int]) -> int:
+        i = self.sp.PieceToId(token)
+        if 0 <= i < len(self._plain) and self._plain[i] and self.sp.IdToPiece(i) == token:
+            return i
+        return beyond.setdefault(token, len(self._plain) + len(beyond))
+
+    @staticmethod
+    def _replace_rows(lists: pa.LargeListArray, rows: Dict[int, List[int]]) -> pa.LargeListArray:
+        """``lists`` with the ids of some rows replaced."""
+        offsets = lists.offsets.to_numpy(zero_copy_only=False)
+        values = lists.values.to_numpy(zero_copy_only=False)
+        parts, lengths, kept = [], np.diff(offsets), int(offsets[0])
+        for row in sorted(rows):
+            parts += [values[kept:offsets[row]], np.asarray(rows[row], dtype=np.int32)]
+            lengths[row] = len(rows[row])
+            kept = int(offsets[row + 1])
+        parts.append(values[kept:offsets[-1]])
+        new_offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        return pa.LargeListArray.from_arrays(pa.array(new_offsets), pa.array(np.concatenate(parts), pa.int32()))
 
     def __repr__(self) -> str:
         return f"<tokenizer {self.name} {self.model_path} sha256:{self.model_sha256[:12]}>"
