@@ -94,7 +94,7 @@ def download(url: str, path: str) -> None:
             while True:
                 if time.monotonic() > deadline:
                     raise TimeoutError(f"not complete after {total:g} s")
-                chunk = resp.read(1 << 20)
+                chunk = resp.read1(1 << 16)  # what has arrived: a server that trickles still meets the deadline
                 if not chunk:
                     break
                 out.write(chunk)
@@ -109,6 +109,8 @@ def download(url: str, path: str) -> None:
         if not isinstance(exc, Exception):
             raise
         reason = " ".join(str(getattr(exc, "reason", None) or exc).split()) or type(exc).__name__
+        if getattr(exc, "code", None) is not None:  # an HTTP error status
+            reason = f"HTTP {exc.code} {reason}"
         raise ModelError(f"cannot download the SentencePiece model {url} to {path} ({reason}); "
                          f"offline, copy the model file to {path}") from None
 
