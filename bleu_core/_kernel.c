@@ -664,6 +664,13 @@ static int emit_row(int64_t *o, const int64_t *row, Py_ssize_t r, Py_ssize_t K2,
     return 0;
 }
 
+/* The ValueError(row, ref_index, reason) of a bad row (unless an error is already set). */
+static void row_error(const K *k) {
+    if (PyErr_Occurred()) return;
+    PyObject *e = Py_BuildValue("(nns)", k->bad_row, k->bad_ref, k->bad_what ? k->bad_what : "invalid row");
+    if (e) { PyErr_SetObject(PyExc_ValueError, e); Py_DECREF(e); }
+}
+
 /* ----------------------------------------------------------------- the call */
 
 PyDoc_STRVAR(stats_doc,
@@ -792,10 +799,7 @@ static PyObject *k_stats(PyObject *self, PyObject *args) {
     result = Py_None;
     goto cleanup;
 bad:
-    if (!PyErr_Occurred()) {
-        PyObject *e = Py_BuildValue("(nns)", k.bad_row, k.bad_ref, k.bad_what ? k.bad_what : "invalid row");
-        if (e) { PyErr_SetObject(PyExc_ValueError, e); Py_DECREF(e); }
-    }
+    row_error(&k);
 fail:
 cleanup:
     free(row);
@@ -813,7 +817,8 @@ PyDoc_STRVAR(stats_ids_doc,
 "\n"
 "As stats, for text already split into tokens and the tokens numbered (equal ids: equal\n"
 "tokens): ids are int32 >= 0, offsets int64 into them (n+1 / m+1 values), then as stats.\n"
-"ValueError(row, ref_index or -1, reason) for a null candidate or a row without references.");
+"ValueError(row, ref_index or -1, reason) for a null candidate or a row without references,\n"
+"OverflowError if a sum added to `out` would exceed int64.");
 
 static PyObject *k_stats_ids(PyObject *self, PyObject *args) {
     (void)self;
@@ -907,10 +912,7 @@ static PyObject *k_stats_ids(PyObject *self, PyObject *args) {
     result = Py_None;
     goto done;
 bad:
-    if (!PyErr_Occurred()) {
-        PyObject *e = Py_BuildValue("(nns)", k.bad_row, k.bad_ref, k.bad_what ? k.bad_what : "invalid row");
-        if (e) { PyErr_SetObject(PyExc_ValueError, e); Py_DECREF(e); }
-    }
+    row_error(&k);
 fail:
 done:
     free(row);

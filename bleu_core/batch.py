@@ -75,14 +75,18 @@ def _combine(arr) -> pa.Array:
     return arr
 
 
+def _as_string(arr: pa.Array, what: str) -> pa.Array:
+    """``arr`` as a string or large_string array (string_view and all-null arrays are cast)."""
+    if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
+        return arr
+    if pa.types.is_string_view(arr.type) or pa.types.is_null(arr.type):
+        return arr.cast(pa.large_string())
+    raise TypeError(f"{what} must be strings, got Arrow type {arr.type}")
+
+
 def _string_buffers(arr: pa.Array, what: str):
     """(data, int64 offsets, validity bytes or None) of a string array, zero-copy where possible."""
-    if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
-        pass
-    elif pa.types.is_string_view(arr.type) or pa.types.is_null(arr.type):
-        arr = arr.cast(pa.large_string())
-    else:
-        raise TypeError(f"{what} must be strings, got Arrow type {arr.type}")
+    arr = _as_string(arr, what)
     n = len(arr)
     bufs = arr.buffers()
     width = np.int32 if pa.types.is_string(arr.type) else np.int64
@@ -113,7 +117,12 @@ def _list_parts(refs: pa.Array) -> Tuple[pa.Array, np.ndarray]:
     width = np.int32 if pa.types.is_list(refs.type) else np.int64
     offsets = np.frombuffer(refs.buffers()[1], dtype=width, count=refs.offset + n + 1)[refs.offset :]
     offsets = offsets.astype(np.int64)
-    child = refs.values  # the whole child array, offsets index into it
+    # the child array of a sliced list array is the whole of it (e.g. a batch of a row group):
+    # keep only this slice's references, so that nothing is tokenized or checked twice
+    child = refs.values
+    first, last = (int(offsets[0]), int(offsets[-1])) if n else (0, 0)
+    if 0 <= first <= last <= len(child):  # (else malformed: the kernels say so)
+        child, offsets = child.slice(first, last - first), offsets - first
     return child, offsets
 
 
@@ -168,6 +177,7 @@ def batch_stats(
     if hasattr(tok, "encode_ids"):  # SentencePiece: the kernel counts piece ids
         return _stats_from_ids(tok, cand, child, list_offsets, lowercase, max_ngram_order, per_row, _stop_after)
     if tok.kernel_id is None:
+        cand, child = _as_string(cand, "candidates"), _as_string(child, "references")
         _check_utf8(cand, child, list_offsets)
         cand, child = _pretokenize(tok, cand, lowercase), _pretokenize(tok, child, lowercase)
         kernel_id, lowercase = 0, False
@@ -221,8 +231,7 @@ def _check_utf8(cand: pa.Array, child: pa.Array, list_offsets: np.ndarray) -> No
 
 def _stats_from_ids(tok, cand, child, list_offsets, lowercase, order, per_row, stop_after) -> np.ndarray:
     """Statistics of token ids (see ``TokenizerSPM.encode_ids``), counted by ``_kernel.stats_ids``."""
-    for arr, what in ((cand, "candidates"), (child, "references")):
-        _string_buffers(arr, what)  # the type and offsets checks of the text path
+    cand, child = _as_string(cand, "candidates"), _as_string(child, "references")
     _check_utf8(cand, child, list_offsets)
     hyp, ref = tok.encode_ids([cand, child], lowercase)
     n, width = len(cand), 2 + 2 * order

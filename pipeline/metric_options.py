@@ -56,8 +56,8 @@ def _bleu(args):
 
     tokenize = args.tokenize or default_tokenizer(trg_lang(args) if getattr(args, "langpair", None) else None)
     spm_model = args.spm_model
-    if spm_model is not None and not is_url(spm_model):
-        spm_model = os.path.abspath(spm_model)  # the same file for workers started elsewhere
+    if spm_model is not None and not is_url(spm_model):  # the same file for workers started elsewhere
+        spm_model = os.path.abspath(spm_model[len("file://"):] if spm_model.startswith("file://") else spm_model)
     return Bleu(tokenize=tokenize, lowercase=args.lowercase, smooth_method=args.smooth_method,
                 smooth_value=args.smooth_value, max_ngram_order=args.max_ngram_order,
                 effective_order=args.effective_order or getattr(args, "sentence_level", False),

@@ -59,7 +59,8 @@ def add_report_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--with-stats", action="store_true",
                    help="JSON of one system: add score_exact (the unrounded score), the metric's statistics and, "
                         "with --confidence, the unrounded interval (confidence_mean_exact, confidence_low, "
-                        "confidence_high, confidence_half_width) (not a sacrebleu flag)")
+                        "confidence_high, confidence_half_width); with a SentencePiece tokenizer, spm_model (its "
+                        "tokenizer, path and SHA-256) (not a sacrebleu flag)")
 
 
 def build_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParser:

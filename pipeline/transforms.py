@@ -83,15 +83,14 @@ class BatchToStats(beam.DoFn):
         self.null_as_empty = Metrics.counter(NAMESPACE, "null_candidates_as_empty")
 
     def _load_metrics(self) -> None:
-        """Load each metric once per worker (a SentencePiece model, from the path the driver fixed),
-        and check that the worker's files are the driver's: a model replaced while the job runs
-        would otherwise mix two tokenizations under one signature."""
-        from bleu_core.tokenizers.tokenizer_spm import ModelError
-
+        """Load each metric (a SentencePiece model, from the path the driver fixed) and check that
+        the worker's files are the driver's: once in setup, and again before each batch (a local
+        model file that changes is loaded again), since a model replaced while the job runs would
+        otherwise mix two tokenizations under one signature."""
         try:
             self.config.metrics.load()
             found = self.config.metrics.resources()
-        except (ModelError, RuntimeError) as exc:
+        except RuntimeError as exc:  # (ModelError is one)
             raise PipelineInputError(f"on a worker: {exc}") from None
         expected = self.config.resources
         if expected is None:
@@ -126,6 +125,8 @@ class BatchToStats(beam.DoFn):
         if batch is None or batch.num_rows == 0:
             return
         cfg, spec, metrics = self.config, self.config.spec, self.config.metrics
+        if cfg.resources:
+            self._load_metrics()
         refs = self._references(batch)
         nrefs = nrefs_per_row(refs)  # a row without any reference is reported by the kernel
         need_rows = bool(spec.group_by) or cfg.sentence_dir is not None or cfg.n_boot > 0

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import shutil
 
+import pyarrow as pa
 import pytest
 
 pytest.importorskip("apache_beam")
@@ -154,9 +155,16 @@ def test_worker_refuses_a_model_that_is_not_the_drivers(spm_home, tmp_path):
     metric = Bleu(tokenize="flores101", spm_model=str(model))
     config = ComputeMetrics([metric]).config
     assert config.resources["spm_model"]["sha256"] == hashlib.sha256(model.read_bytes()).hexdigest()
-    BatchToStats(config).setup()  # the same file: fine
+    running = BatchToStats(config)
+    running.setup()  # the same file: fine
+    batch = pa.record_batch({"candidate": pa.array(["a b c"]), "references": pa.array([["a b c"]])})
+    assert len(list(running.process(("part.parquet", 0, batch)))) == 1
 
     shutil.copy(spm_home / "models" / TOKENIZER_FILES["flores200"], model)  # replaced on disk
     with pytest.raises(PipelineInputError) as exc:
         BatchToStats(config).setup()
     assert f"{model} has SHA-256 " in exc.value.message and "the file changed while the job ran" in exc.value.message
+    # a worker already running sees it before its next batch
+    with pytest.raises(PipelineInputError) as exc:
+        list(running.process(("part.parquet", 0, batch)))
+    assert "the file changed while the job ran" in exc.value.message

@@ -447,15 +447,24 @@ def test_download_timeout_must_be_positive(tmp_path, monkeypatch, value):
 
 class _ModelHandler(http.server.SimpleHTTPRequestHandler):
     """Serves the files of a folder, and ``/<way>/<file>`` misbehaving: ``stall`` sends the headers
-    and 100 bytes, then waits; ``slow`` answers after 4 s; ``trickle`` sends a byte every 50 ms
+    and 100 bytes, then waits; ``cut`` sends them and hangs up; ``slow`` answers after 4 s;
+    ``trickle`` sends a byte every 50 ms
     (for 20 s at most, then hangs up). Every wait ends when the test is over (``server.release``)."""
 
     def do_GET(self):
         way, _, name = self.path.lstrip("/").partition("/")
-        if way not in ("stall", "slow", "trickle"):
+        if way not in ("stall", "slow", "trickle", "cut"):
             return super().do_GET()
         release = self.server.release
         body = (Path(self.directory) / name).read_bytes()
+        if way == "cut":  # announces the whole file, sends 100 bytes, hangs up
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body[:100])
+            self.wfile.flush()
+            self.close_connection = True
+            return
         if way == "trickle":
             self.send_response(200)
             self.send_header("Content-Length", str(len(body)))
@@ -540,7 +549,8 @@ def test_download_from_loopback_server(spm_dir, tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("path, reason", [("missing-file", "not found"), ("empty-file", "empty"),
                                           ("stall/model", ""), ("slow/model", ""),
-                                          ("trickle/model", "not complete after 1 s")])
+                                          ("trickle/model", "not complete after 1 s"),
+                                          ("cut/model", "the connection closed after 100 of")])
 def test_download_failures_leave_nothing(spm_dir, tmp_path, monkeypatch, path, reason):
     """A 404, an empty body, a body that stops halfway, a server slower than the 1 s
     BEAMBLEU_DOWNLOAD_TIMEOUT, one that sends a byte at a time (each read is quick, the whole is
@@ -640,3 +650,35 @@ def test_compat_spm_warns_as_sacrebleu(spm_home, caplog):
     with caplog.at_level(logging.WARNING):
         _get_tokenizer("spm")()  # sacrebleu says the same
     assert message in caplog.messages
+
+
+def test_relative_sacrebleu_home_gives_an_absolute_model_path(spm_dir, tmp_path, monkeypatch):
+    """A relative $SACREBLEU is resolved once, so the path fixed for workers does not depend on
+    their working directory."""
+    monkeypatch.chdir(spm_dir.parent)
+    monkeypatch.setenv("SACREBLEU", spm_dir.name)
+    tok = get_tokenizer("flores200")
+    assert tok.model_path == str(spm_dir / "models" / MODEL_FILES["flores200"])
+    assert os.path.isabs(Bleu(tokenize="flores200").resources()["spm_model"]["path"])
+
+
+def test_a_batch_of_a_larger_table_encodes_only_its_own_references(spm_home):
+    """References of a sliced list array (a batch of a row group): only the slice's own text is
+    read, so bad text elsewhere in the row group is not this batch's error, and a bad reference in
+    the slice is named by its row in the slice."""
+    good = pa.array(["alpha beta", "gamma", "delta"] * 2, pa.string())
+    data = b"".join(v.as_py().encode() for v in good) + b"\xff"
+    offsets = np.concatenate([np.cumsum([0] + [len(v.as_py().encode()) for v in good]), [len(data)]])
+    child = pa.Array.from_buffers(pa.string(), len(offsets) - 1,
+                                  [None, pa.py_buffer(offsets.astype(np.int32).tobytes()), pa.py_buffer(data)])
+    table_refs = pa.ListArray.from_arrays(pa.array([0, 2, 4, 7], pa.int32()), child)  # last row has the bad one
+    metric = Bleu(tokenize="flores200")
+    part = table_refs.slice(0, 2)
+    theirs = SacreBLEU(tokenize="flores200")
+    cands = ["alpha beta", "gamma delta"]
+    streams = [[r[0] for r in part.to_pylist()], [r[1] for r in part.to_pylist()]]
+    expected = np.array(theirs._extract_corpus_statistics(cands, streams), dtype=np.int64)
+    np.testing.assert_array_equal(metric.batch_stats(cands, part), expected)
+    with pytest.raises(BatchInputError) as info:
+        metric.batch_stats(["x"], table_refs.slice(2, 1))
+    assert (info.value.row, info.value.column, info.value.ref_index) == (0, "references", 2)

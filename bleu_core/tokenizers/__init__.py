@@ -13,6 +13,7 @@ from importlib import import_module
 from typing import Optional
 
 from .base import Tokenizer
+from .tokenizer_spm import SPM_MODELS  # (sentencepiece itself is imported when a model is loaded)
 
 _REGISTRY = {
     "none": ("tokenizer_none", "NoneTokenizer"),
@@ -24,7 +25,7 @@ _REGISTRY = {
     "ko-mecab": ("tokenizer_mecab", "TokenizerKoMecab"),
 }
 #: the SentencePiece tokenizers (spBLEU; extra ``spm``), which read a model file
-SPM_TOKENIZERS = ("flores101", "flores200", "spBLEU-1K", "spm")
+SPM_TOKENIZERS = tuple(SPM_MODELS)
 
 #: every tokenizer name, in sacrebleu's spelling
 TOKENIZERS = (*_REGISTRY, *SPM_TOKENIZERS)

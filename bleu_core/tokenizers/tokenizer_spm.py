@@ -14,8 +14,9 @@ The signature cannot tell two model files apart, so the tokenizer exposes the fi
 The batch form (:meth:`TokenizerSPM.encode_ids`) encodes each distinct line of a batch once
 (and a batch's distinct lines equal to one of the last few batches' not at all) through
 SentencePiece's batch API, as piece ids, which the kernel counts as they are: no piece becomes a
-Python string. Only lines with an unknown piece (whose text is the unknown surface, not the
-``<unk>`` piece) are encoded again as text.
+Python string. Only lines with a piece that is not a token as it is are encoded again as text: an
+unknown piece (whose text is the unknown surface, not ``<unk>``), or a piece that is empty or
+holds a character ``str.split()`` splits at.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import gc
 import hashlib
 import os
 import re
+import tempfile
 import time
 from typing import Dict, List, Optional, Sequence
 
@@ -35,10 +37,10 @@ from .base import Tokenizer
 
 #: sacrebleu 2.6.0's models: tokenizer name -> (URL, signature)
 SPM_MODELS = {
-    "spm": ("https://dl.fbaipublicfiles.com/fairseq/models/flores/sacrebleu_tokenizer_spm.model", "flores101"),
     "flores101": ("https://dl.fbaipublicfiles.com/fairseq/models/flores/sacrebleu_tokenizer_spm.model", "flores101"),
     "flores200": ("https://tinyurl.com/flores200sacrebleuspm", "flores200"),
     "spBLEU-1K": ("https://www.dlnlp.ai/spBLEU-1K/spbleu-1k_tokenizer_spm.model", "spBLEU-1K"),
+    "spm": ("https://dl.fbaipublicfiles.com/fairseq/models/flores/sacrebleu_tokenizer_spm.model", "flores101"),
 }
 
 #: seconds a model download may wait for the server on each read, and in all
@@ -60,7 +62,7 @@ def sacrebleu_dir() -> str:
 
 def default_model_path(name: str) -> str:
     """Where sacrebleu keeps the model of tokenizer ``name``."""
-    return os.path.join(sacrebleu_dir(), "models", os.path.basename(SPM_MODELS[name][0]))
+    return os.path.abspath(os.path.join(sacrebleu_dir(), "models", os.path.basename(SPM_MODELS[name][0])))
 
 
 def is_url(path: str) -> bool:
@@ -81,16 +83,21 @@ def _timeout() -> float:
 
 
 def download(url: str, path: str) -> None:
-    """Fetch ``url`` into ``path`` (through a temporary file beside it, renamed when complete, so
-    an interrupted download never leaves a truncated model); ModelError naming both on failure."""
+    """Fetch ``url`` into ``path`` (through a temporary file of its own beside it, renamed when all
+    the bytes the server announced have arrived, so an interrupted download never leaves a
+    truncated model); ModelError naming both on failure."""
     import urllib.request
 
     total = _timeout()
     deadline = time.monotonic() + total
-    tmp = f"{path}.beambleu-{os.getpid()}.tmp"
+    tmp = None
     try:
-        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        with urllib.request.urlopen(url, timeout=min(READ_TIMEOUT, total)) as resp, open(tmp, "wb") as out:
+        folder = os.path.dirname(path) or "."
+        os.makedirs(folder, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".beambleu-tmp", dir=folder)
+        with urllib.request.urlopen(url, timeout=min(READ_TIMEOUT, total)) as resp, os.fdopen(fd, "wb") as out:
+            declared = resp.headers.get("Content-Length")
+            written = 0
             while True:
                 if time.monotonic() > deadline:
                     raise TimeoutError(f"not complete after {total:g} s")
@@ -98,14 +105,18 @@ def download(url: str, path: str) -> None:
                 if not chunk:
                     break
                 out.write(chunk)
-        if os.path.getsize(tmp) == 0:
+                written += len(chunk)
+        if declared is not None and declared.isdigit() and written != int(declared):
+            raise OSError(f"the connection closed after {written} of {declared} bytes")
+        if written == 0:
             raise OSError("the server sent an empty file")
         os.replace(tmp, path)
     except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
         if not isinstance(exc, Exception):
             raise
         reason = " ".join(str(getattr(exc, "reason", None) or exc).split()) or type(exc).__name__
@@ -170,7 +181,6 @@ class TokenizerSPM(Tokenizer):
             raise ValueError(f"{name!r} is not a SentencePiece tokenizer ({', '.join(SPM_MODELS)})")
         sentencepiece = require_sentencepiece(name)
         self.name = name
-        self.url = SPM_MODELS[name][0]
         self.model_path = resolve_model(name, model)
         data = read_model(self.model_path)
         self.model_sha256 = hashlib.sha256(data).hexdigest()
@@ -223,8 +233,11 @@ class TokenizerSPM(Tokenizer):
     RECENT = 4
 
     def _recent_lookup(self, distinct: pa.Array, lowercase: bool):
-        for seen, lc, entry in self._recent:
+        recent = self._recent
+        for k, (seen, lc, entry) in enumerate(recent):
             if lc == lowercase and len(seen) == len(distinct) and seen.equals(distinct):
+                if k:  # least recently used goes first
+                    self._recent = [recent[k], *recent[:k], *recent[k + 1:]]
                 return entry
         return None
 
