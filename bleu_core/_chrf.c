@@ -637,21 +637,8 @@ static PyObject *k_stats(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_TypeError, "data, offsets and out buffers are required");
         goto done;
     }
-    Py_ssize_t n = ho.view.len / 8 - 1, m = ro.view.len / 8 - 1;
-    Py_ssize_t W = 3 * (co + wo);
-    if (n < 0 || m < 0 || lo.view.len / 8 != n + 1) {
-        PyErr_SetString(PyExc_ValueError, "offset buffers have inconsistent lengths");
-        goto done;
-    }
-    if ((hv.held && hv.view.len < n) || (rv.held && rv.view.len < m)) {
-        PyErr_SetString(PyExc_ValueError, "validity buffers are too short");
-        goto done;
-    }
-    Py_ssize_t cells;
-    if (__builtin_mul_overflow(per_row ? n : 1, W, &cells) || out.view.len / 8 != cells || out.view.len % 8) {
-        PyErr_SetString(PyExc_ValueError, "out buffer has the wrong size");
-        goto done;
-    }
+    Py_ssize_t n, m, W = 3 * (co + wo);
+    if (batch_shape(&ho, &ro, &lo, &hv, &rv, &out, per_row, W, &n, &m) < 0) goto done;
     Batch b;
     b.hdata = (const uint8_t *)hd.view.buf; b.rdata = (const uint8_t *)rd.view.buf;
     b.hoff = (const int64_t *)ho.view.buf; b.roff = (const int64_t *)ro.view.buf;

@@ -708,20 +708,8 @@ static PyObject *k_stats(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_TypeError, "data, offsets and out buffers are required");
         goto done;
     }
-    Py_ssize_t n = ho.view.len / 8 - 1, m = ro.view.len / 8 - 1;
-    Py_ssize_t K2 = 2 + 2 * (Py_ssize_t)order;
-    if (n < 0 || m < 0 || lo.view.len / 8 != n + 1) {
-        PyErr_SetString(PyExc_ValueError, "offset buffers have inconsistent lengths");
-        goto done;
-    }
-    if ((hv.held && hv.view.len < n) || (rv.held && rv.view.len < m)) {
-        PyErr_SetString(PyExc_ValueError, "validity buffers are too short");
-        goto done;
-    }
-    if (out.view.len != (per_row ? n : 1) * K2 * 8) {
-        PyErr_SetString(PyExc_ValueError, "out buffer has the wrong size");
-        goto done;
-    }
+    Py_ssize_t n, m, K2 = 2 + 2 * (Py_ssize_t)order;
+    if (batch_shape(&ho, &ro, &lo, &hv, &rv, &out, per_row, K2, &n, &m) < 0) goto done;
     if ((tokenizer == TOK_INTL || tokenizer == TOK_ZH) && (!fl.held || fl.view.len != UNI_SIZE)) {
         PyErr_SetString(PyExc_ValueError, "this tokenizer needs the Unicode flag table");
         goto done;
@@ -843,21 +831,9 @@ static PyObject *k_stats_ids(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_TypeError, "ids, offsets and out buffers are required");
         goto done;
     }
-    Py_ssize_t n = ho.view.len / 8 - 1, m = ro.view.len / 8 - 1;
     Py_ssize_t nhi = hi.view.len / 4, nri = ri.view.len / 4;
-    Py_ssize_t K2 = 2 + 2 * (Py_ssize_t)order;
-    if (n < 0 || m < 0 || lo.view.len / 8 != n + 1) {
-        PyErr_SetString(PyExc_ValueError, "offset buffers have inconsistent lengths");
-        goto done;
-    }
-    if ((hv.held && hv.view.len < n) || (rv.held && rv.view.len < m)) {
-        PyErr_SetString(PyExc_ValueError, "validity buffers are too short");
-        goto done;
-    }
-    if (out.view.len != (per_row ? n : 1) * K2 * 8) {
-        PyErr_SetString(PyExc_ValueError, "out buffer has the wrong size");
-        goto done;
-    }
+    Py_ssize_t n, m, K2 = 2 + 2 * (Py_ssize_t)order;
+    if (batch_shape(&ho, &ro, &lo, &hv, &rv, &out, per_row, K2, &n, &m) < 0) goto done;
     const int32_t *hids = (const int32_t *)hi.view.buf, *rids = (const int32_t *)ri.view.buf;
     const int64_t *hoff = (const int64_t *)ho.view.buf, *roff = (const int64_t *)ro.view.buf;
     const int64_t *loff = (const int64_t *)lo.view.buf;

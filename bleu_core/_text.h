@@ -79,4 +79,27 @@ static inline int get_view(PyObject *o, View *v, int writable) {
 
 static inline void rel_view(View *v) { if (v->held) PyBuffer_Release(&v->view); }
 
+/* The shapes of a batch's buffers, checked alike by every kernel: n candidates (n+1 int64
+   offsets ho, list offsets lo), m references (m+1 offsets ro), validity bytes hv/rv (or none),
+   and `out` of width int64 values per row (per_row) or one row. -1 with ValueError if not. */
+static inline int batch_shape(const View *ho, const View *ro, const View *lo, const View *hv, const View *rv,
+                              const View *out, int per_row, Py_ssize_t width, Py_ssize_t *pn, Py_ssize_t *pm) {
+    Py_ssize_t n = ho->view.len / 8 - 1, m = ro->view.len / 8 - 1, cells;
+    if (n < 0 || m < 0 || lo->view.len / 8 != n + 1) {
+        PyErr_SetString(PyExc_ValueError, "offset buffers have inconsistent lengths");
+        return -1;
+    }
+    if ((hv->held && hv->view.len < n) || (rv->held && rv->view.len < m)) {
+        PyErr_SetString(PyExc_ValueError, "validity buffers are too short");
+        return -1;
+    }
+    if (__builtin_mul_overflow(per_row ? n : 1, width, &cells) || out->view.len / 8 != cells || out->view.len % 8) {
+        PyErr_SetString(PyExc_ValueError, "out buffer has the wrong size");
+        return -1;
+    }
+    *pn = n;
+    *pm = m;
+    return 0;
+}
+
 #endif /* BLEU_CORE_TEXT_H */

@@ -50,14 +50,14 @@ def _bleu(args):
     from bleu_core import Bleu
 
     from bleu_core.tokenizers import default_tokenizer
-    from bleu_core.tokenizers.tokenizer_spm import is_url
+    from bleu_core.tokenizers.tokenizer_spm import is_url, local_path
 
     from .testsets import trg_lang
 
     tokenize = args.tokenize or default_tokenizer(trg_lang(args) if getattr(args, "langpair", None) else None)
     spm_model = args.spm_model
     if spm_model is not None and not is_url(spm_model):  # the same file for workers started elsewhere
-        spm_model = os.path.abspath(spm_model[len("file://"):] if spm_model.startswith("file://") else spm_model)
+        spm_model = os.path.abspath(local_path(spm_model))
     return Bleu(tokenize=tokenize, lowercase=args.lowercase, smooth_method=args.smooth_method,
                 smooth_value=args.smooth_value, max_ngram_order=args.max_ngram_order,
                 effective_order=args.effective_order or getattr(args, "sentence_level", False),

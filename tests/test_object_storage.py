@@ -44,16 +44,23 @@ def _no_secret_in(secret: str, *texts: str) -> None:
         assert secret not in text
 
 
+def _s3_env_and_client(s3):
+    """(the environment beambleu gets: credentials and region, no endpoint; a boto3 client of the store)."""
+    import boto3
+
+    env = {k: v for k, v in s3.items() if k != "endpoint"}
+    client = boto3.client("s3", endpoint_url=s3["endpoint"], region_name=env["AWS_DEFAULT_REGION"],
+                          aws_access_key_id=env["AWS_ACCESS_KEY_ID"],
+                          aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"])
+    return env, client
+
+
 def test_s3_read_and_write(shards, local_result, tmp_path):
     pytest.importorskip("boto3")
     pytest.importorskip("moto")
-    import boto3
 
     with moto_s3(tmp_path / "moto") as s3:
-        env = {k: v for k, v in s3.items() if k != "endpoint"}
-        client = boto3.client("s3", endpoint_url=s3["endpoint"], region_name=env["AWS_DEFAULT_REGION"],
-                              aws_access_key_id=env["AWS_ACCESS_KEY_ID"],
-                              aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"])
+        env, client = _s3_env_and_client(s3)
         client.create_bucket(Bucket="corpus")
         client.create_bucket(Bucket="results")
         for path in shards:
@@ -126,7 +133,6 @@ def test_s3_spm_model(spm_dir, tmp_path):
     pytest.importorskip("sentencepiece")
     import hashlib
 
-    import boto3
     import sacrebleu.tokenizers.tokenizer_spm as sacre_spm
 
     from .oracle import sacre_corpus
@@ -139,10 +145,7 @@ def test_s3_spm_model(spm_dir, tmp_path):
     shards = write_shards(rows, tmp_path / "shards", n_shards=1, row_group_size=10)
     model = spm_dir / "models" / "flores200sacrebleuspm"
     with moto_s3(tmp_path / "moto") as s3:
-        env = {k: v for k, v in s3.items() if k != "endpoint"}
-        client = boto3.client("s3", endpoint_url=s3["endpoint"], region_name=env["AWS_DEFAULT_REGION"],
-                              aws_access_key_id=env["AWS_ACCESS_KEY_ID"],
-                              aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"])
+        env, client = _s3_env_and_client(s3)
         client.create_bucket(Bucket="models")
         client.upload_file(str(model), "models", "spm/flores200.model")
         out = tmp_path / "result.json"

@@ -66,7 +66,13 @@ def default_model_path(name: str) -> str:
 
 
 def is_url(path: str) -> bool:
+    """A URL for Beam's FileSystems (``gs://``, ``s3://``, ...); ``file://`` is a local path."""
     return bool(_URL.match(path)) and not path.startswith("file://")
+
+
+def local_path(path: str) -> str:
+    """A local path without its ``file://`` prefix."""
+    return path[len("file://"):] if path.startswith("file://") else path
 
 
 def _timeout() -> float:
@@ -140,8 +146,7 @@ def read_model(path: str) -> bytes:
         except Exception as exc:  # the stores raise their own types (BeamIOError, botocore, ...)
             reason = " ".join(str(exc).split())[:300]
             raise ModelError(f"cannot read the SentencePiece model {path}: {reason}") from None
-    if path.startswith("file://"):
-        path = path[len("file://"):]
+    path = local_path(path)
     try:
         with open(path, "rb") as fh:
             return fh.read()
