@@ -56,7 +56,7 @@ def _bleu(args):
 
     tokenize = args.tokenize or default_tokenizer(trg_lang(args) if getattr(args, "langpair", None) else None)
     spm_model = args.spm_model
-    if spm_model is not None and not is_url(spm_model):  # the same file for workers started elsewhere
+    if spm_model and not is_url(spm_model):  # the same file for workers started elsewhere ("" is refused below)
         spm_model = os.path.abspath(local_path(spm_model))
     return Bleu(tokenize=tokenize, lowercase=args.lowercase, smooth_method=args.smooth_method,
                 smooth_value=args.smooth_value, max_ngram_order=args.max_ngram_order,

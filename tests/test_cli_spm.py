@@ -226,6 +226,13 @@ def test_spm_model_without_a_sentencepiece_tokenizer_is_a_usage_error(tok, spm_d
     assert "SentencePiece" in line and f"'{tok[1] if tok else '13a'}'" in line, line
 
 
+def test_empty_spm_model_is_a_usage_error(tmp_path):
+    """--spm-model '' names no file (it would otherwise become the working directory): exit 2, one line."""
+    proc = beambleu(str(tmp_path / "no-ref.txt"), "-i", str(tmp_path / "no-hyp.txt"), "-tok", "flores200",
+                    "--spm-model", "")
+    assert "spm_model must be a non-empty str" in _one_error_line(proc, 2)
+
+
 @pytest.mark.corpora
 def test_with_stats_records_the_model_and_report_shows_it(bnhi, spm_dir, tmp_path):
     """score --with-stats adds spm_model (tokenizer, absolute path, SHA-256 of the file) to sacrebleu's JSON, for

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import logging
 import os
 import re
 import tempfile
@@ -140,12 +141,19 @@ def read_model(path: str) -> bytes:
         except ImportError:
             raise ModelError(f"reading the SentencePiece model {path} needs apache-beam: "
                              "pip install 'beambleu[beam]' (and the store's extra, aws or gcp)") from None
+        # Beam's clients log each retry (with its traceback) and their credential search as
+        # warnings; the outcome is this function's to say, in one line
+        beam_log = logging.getLogger("apache_beam")
+        level = beam_log.level
+        beam_log.setLevel(logging.ERROR)
         try:
             with FileSystems.open(path, compression_type="uncompressed") as fh:
                 return fh.read()
         except Exception as exc:  # the stores raise their own types (BeamIOError, botocore, ...)
             reason = " ".join(str(exc).split())[:300]
             raise ModelError(f"cannot read the SentencePiece model {path}: {reason}") from None
+        finally:
+            beam_log.setLevel(level)
     path = local_path(path)
     try:
         with open(path, "rb") as fh:
