@@ -800,55 +800,79 @@ done:
 
 
 PyDoc_STRVAR(stats_ids_doc,
-"stats_ids(hyp_ids, hyp_offsets, hyp_valid, ref_ids, ref_offsets, ref_valid,\n"
+"stats_ids(hyp_ids, hyp_offsets, hyp_index, hyp_valid, ref_ids, ref_offsets, ref_index, ref_valid,\n"
 "          list_offsets, max_order, out, per_row)\n"
 "\n"
 "As stats, for text already split into tokens and the tokens numbered (equal ids: equal\n"
-"tokens): ids are int32 >= 0, offsets int64 into them (n+1 / m+1 values), then as stats.\n"
-"ValueError(row, ref_index or -1, reason) for a null candidate or a row without references,\n"
-"OverflowError if a sum added to `out` would exceed int64.");
+"tokens). Each side is a dictionary of token lists, ids (int32 >= 0) and int64 offsets into\n"
+"them (d+1 values), and an index (int32, one value per candidate / reference: the dictionary\n"
+"entry it is; or None: entry i is candidate / reference i). The validity bytes are one per\n"
+"candidate / reference. ValueError(row, ref_index or -1, reason) for a null candidate or a row\n"
+"without references, OverflowError if a sum added to `out` would exceed int64.");
+
+/* The dictionary offsets d[0..nd] of one side: monotonic, inside the ids; the index (when
+   given) inside the dictionary for every valid value. -1 with ValueError if not. */
+static int check_side(const int64_t *off, Py_ssize_t nd, Py_ssize_t nids, const int32_t *idx, const uint8_t *valid,
+                      Py_ssize_t count) {
+    for (Py_ssize_t e = 0; e < nd; e++)
+        if (off[e] < 0 || off[e + 1] < off[e] || off[e + 1] > nids) {
+            PyErr_SetString(PyExc_ValueError, "offsets are not monotonic or point outside their data");
+            return -1;
+        }
+    if (idx)
+        for (Py_ssize_t i = 0; i < count; i++)
+            if ((!valid || valid[i]) && (idx[i] < 0 || idx[i] >= nd)) {
+                PyErr_SetString(PyExc_ValueError, "an index points outside its dictionary");
+                return -1;
+            }
+    return 0;
+}
 
 static PyObject *k_stats_ids(PyObject *self, PyObject *args) {
     (void)self;
-    PyObject *o_hi, *o_ho, *o_hv, *o_ri, *o_ro, *o_rv, *o_lo, *o_out;
+    PyObject *o_hi, *o_ho, *o_hx, *o_hv, *o_ri, *o_ro, *o_rx, *o_rv, *o_lo, *o_out;
     int order, per_row;
-    if (!PyArg_ParseTuple(args, "OOOOOOOiOi", &o_hi, &o_ho, &o_hv, &o_ri, &o_ro, &o_rv, &o_lo, &order, &o_out,
-                          &per_row))
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOiOi", &o_hi, &o_ho, &o_hx, &o_hv, &o_ri, &o_ro, &o_rx, &o_rv, &o_lo,
+                          &order, &o_out, &per_row))
         return NULL;
     if (order < 1 || order > 64) { PyErr_SetString(PyExc_ValueError, "max_order must be in 1..64"); return NULL; }
-    View hi, ho, hv, ri, ro, rv, lo, out;
-    View *all[] = {&hi, &ho, &hv, &ri, &ro, &rv, &lo, &out};
-    for (int i = 0; i < 8; i++) all[i]->held = 0;
+    View hi, ho, hx, hv, ri, ro, rx, rv, lo, out;
+    View *all[] = {&hi, &ho, &hx, &hv, &ri, &ro, &rx, &rv, &lo, &out};
+    for (int i = 0; i < 10; i++) all[i]->held = 0;
     PyObject *result = NULL;
     K k;
     memset(&k, 0, sizeof(k));
     int64_t *row = NULL, *reflens = NULL;
-    if (get_view(o_hi, &hi, 0) < 0 || get_view(o_ho, &ho, 0) < 0 || get_view(o_hv, &hv, 0) < 0 ||
-        get_view(o_ri, &ri, 0) < 0 || get_view(o_ro, &ro, 0) < 0 || get_view(o_rv, &rv, 0) < 0 ||
-        get_view(o_lo, &lo, 0) < 0 || get_view(o_out, &out, 1) < 0)
+    if (get_view(o_hi, &hi, 0) < 0 || get_view(o_ho, &ho, 0) < 0 || get_view(o_hx, &hx, 0) < 0 ||
+        get_view(o_hv, &hv, 0) < 0 || get_view(o_ri, &ri, 0) < 0 || get_view(o_ro, &ro, 0) < 0 ||
+        get_view(o_rx, &rx, 0) < 0 || get_view(o_rv, &rv, 0) < 0 || get_view(o_lo, &lo, 0) < 0 ||
+        get_view(o_out, &out, 1) < 0)
         goto done;
     if (!hi.held || !ho.held || !ri.held || !ro.held || !lo.held || !out.held) {
         PyErr_SetString(PyExc_TypeError, "ids, offsets and out buffers are required");
         goto done;
     }
     Py_ssize_t nhi = hi.view.len / 4, nri = ri.view.len / 4;
-    Py_ssize_t n, m, K2 = 2 + 2 * (Py_ssize_t)order;
-    if (batch_shape(&ho, &ro, &lo, &hv, &rv, &out, per_row, K2, &n, &m) < 0) goto done;
+    Py_ssize_t nhd = ho.view.len / 8 - 1, nrd = ro.view.len / 8 - 1;
+    Py_ssize_t n = hx.held ? hx.view.len / 4 : nhd, m = rx.held ? rx.view.len / 4 : nrd;
+    Py_ssize_t K2 = 2 + 2 * (Py_ssize_t)order;
+    if (nhd < 0 || nrd < 0) {
+        PyErr_SetString(PyExc_ValueError, "offset buffers have inconsistent lengths");
+        goto done;
+    }
+    if (rows_shape(n, m, &lo, &hv, &rv, &out, per_row, K2) < 0) goto done;
     const int32_t *hids = (const int32_t *)hi.view.buf, *rids = (const int32_t *)ri.view.buf;
     const int64_t *hoff = (const int64_t *)ho.view.buf, *roff = (const int64_t *)ro.view.buf;
+    const int32_t *hidx = hx.held ? (const int32_t *)hx.view.buf : NULL;
+    const int32_t *ridx = rx.held ? (const int32_t *)rx.view.buf : NULL;
     const int64_t *loff = (const int64_t *)lo.view.buf;
     const uint8_t *hval = hv.held ? (const uint8_t *)hv.view.buf : NULL;
     const uint8_t *rval = rv.held ? (const uint8_t *)rv.view.buf : NULL;
     int64_t *o = (int64_t *)out.view.buf;
-    /* every offset is checked here, so the loops below cannot read outside the buffers */
+    /* every offset and index is checked here, so the loops below cannot read outside the buffers */
+    if (check_side(hoff, nhd, nhi, hidx, hval, n) < 0 || check_side(roff, nrd, nri, ridx, rval, m) < 0) goto done;
     for (Py_ssize_t r = 0; r < n; r++)
-        if (hoff[r] < 0 || hoff[r + 1] < hoff[r] || hoff[r + 1] > nhi || loff[r] < 0 || loff[r + 1] < loff[r] ||
-            loff[r + 1] > m) {
-            PyErr_SetString(PyExc_ValueError, "offsets are not monotonic or point outside their data");
-            goto done;
-        }
-    for (Py_ssize_t j = 0; j < m; j++)
-        if (roff[j] < 0 || roff[j + 1] < roff[j] || roff[j + 1] > nri) {
+        if (loff[r] < 0 || loff[r + 1] < loff[r] || loff[r + 1] > m) {
             PyErr_SetString(PyExc_ValueError, "offsets are not monotonic or point outside their data");
             goto done;
         }
@@ -860,10 +884,11 @@ static PyObject *k_stats_ids(PyObject *self, PyObject *args) {
         k.bad_row = r;
         k.bad_ref = -1;
         if (hval && !hval[r]) { k.bad_what = "candidate is null"; goto bad; }
-        Py_ssize_t nh = (Py_ssize_t)(hoff[r + 1] - hoff[r]);
+        Py_ssize_t he = hidx ? hidx[r] : r;
+        Py_ssize_t nh = (Py_ssize_t)(hoff[he + 1] - hoff[he]);
         k.hyp_ids.len = 0;
         if (ibuf_reserve(&k.hyp_ids, nh + 1) < 0) goto fail;
-        memcpy(k.hyp_ids.p, hids + hoff[r], (size_t)nh * sizeof(int32_t));
+        memcpy(k.hyp_ids.p, hids + hoff[he], (size_t)nh * sizeof(int32_t));
         k.hyp_ids.len = nh;
         if (count_hyp(&k, nh, row, K2) < 0) goto fail;
         Py_ssize_t nrefs = 0;
@@ -875,9 +900,10 @@ static PyObject *k_stats_ids(PyObject *self, PyObject *args) {
         }
         for (int64_t j = loff[r]; j < loff[r + 1]; j++) {
             if (rval && !rval[j]) continue; /* a missing reference (None) */
-            Py_ssize_t nr = (Py_ssize_t)(roff[j + 1] - roff[j]);
+            Py_ssize_t re = ridx ? ridx[j] : j;
+            Py_ssize_t nr = (Py_ssize_t)(roff[re + 1] - roff[re]);
             reflens[nrefs] = nr;
-            count_ref(&k, rids + roff[j], nr, nrefs);
+            count_ref(&k, rids + roff[re], nr, nrefs);
             nrefs++;
         }
         if (nrefs == 0) { ng_clear(&k); k.bad_what = "no reference (all references are missing)"; goto bad; }
@@ -894,8 +920,58 @@ done:
     free(row);
     free(reflens);
     k_free(&k);
-    for (int i = 0; i < 8; i++) rel_view(all[i]);
+    for (int i = 0; i < 10; i++) rel_view(all[i]);
     return result;
+}
+
+/* ------------------------------------------------------ flattening SentencePiece's ids */
+
+PyDoc_STRVAR(flatten_ids_doc,
+"flatten_ids(lists) -> (values, offsets)\n"
+"\n"
+"A list of lists of ints in 0..2**31-1 (SentencePiece's ids of a batch of lines) as two\n"
+"bytearrays: the int32 values one after the other, and the int64 offsets of each list in\n"
+"them (len(lists)+1 values). TypeError if an item is not a list, ValueError if a value is\n"
+"not such an int.");
+
+static PyObject *k_flatten_ids(PyObject *self, PyObject *lists) {
+    (void)self;
+    if (!PyList_Check(lists)) { PyErr_SetString(PyExc_TypeError, "flatten_ids takes a list of lists"); return NULL; }
+    Py_ssize_t n = PyList_GET_SIZE(lists), total = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyList_GET_ITEM(lists, i);
+        if (!PyList_Check(item)) { PyErr_SetString(PyExc_TypeError, "flatten_ids takes a list of lists"); return NULL; }
+        total += PyList_GET_SIZE(item);
+    }
+    PyObject *values = PyByteArray_FromStringAndSize(NULL, total * 4);
+    PyObject *offsets = values ? PyByteArray_FromStringAndSize(NULL, (n + 1) * 8) : NULL;
+    if (!offsets) { Py_XDECREF(values); return NULL; }
+    int32_t *v = (int32_t *)PyByteArray_AS_STRING(values);
+    int64_t *o = (int64_t *)PyByteArray_AS_STRING(offsets);
+    Py_ssize_t k = 0;
+    o[0] = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyList_GET_ITEM(lists, i);
+        Py_ssize_t len = PyList_GET_SIZE(item);
+        if (k + len > total) { PyErr_SetString(PyExc_ValueError, "flatten_ids: the lists changed"); goto fail; }
+        for (Py_ssize_t j = 0; j < len; j++) {
+            int overflow = 0;
+            long x = PyLong_AsLongAndOverflow(PyList_GET_ITEM(item, j), &overflow);
+            if (x == -1 && PyErr_Occurred()) goto fail;
+            if (overflow || x < 0 || x > INT32_MAX) {
+                PyErr_SetString(PyExc_ValueError, "flatten_ids: a value is not an int in 0..2**31-1");
+                goto fail;
+            }
+            v[k++] = (int32_t)x;
+        }
+        o[i + 1] = k;
+    }
+    if (k != total) { PyErr_SetString(PyExc_ValueError, "flatten_ids: the lists changed"); goto fail; }
+    return Py_BuildValue("(NN)", values, offsets);
+fail:
+    Py_DECREF(values);
+    Py_DECREF(offsets);
+    return NULL;
 }
 
 /* ---------------------------------------------------------------- Poisson bootstrap ---- */
@@ -1055,6 +1131,7 @@ done:
 static PyMethodDef methods[] = {
     {"stats", k_stats, METH_VARARGS, stats_doc},
     {"stats_ids", k_stats_ids, METH_VARARGS, stats_ids_doc},
+    {"flatten_ids", k_flatten_ids, METH_O, flatten_ids_doc},
     {"bootstrap", k_bootstrap, METH_VARARGS, bootstrap_doc},
     {NULL, NULL, 0, NULL},
 };

@@ -79,12 +79,12 @@ static inline int get_view(PyObject *o, View *v, int writable) {
 
 static inline void rel_view(View *v) { if (v->held) PyBuffer_Release(&v->view); }
 
-/* The shapes of a batch's buffers, checked alike by every kernel: n candidates (n+1 int64
-   offsets ho, list offsets lo), m references (m+1 offsets ro), validity bytes hv/rv (or none),
-   and `out` of width int64 values per row (per_row) or one row. -1 with ValueError if not. */
-static inline int batch_shape(const View *ho, const View *ro, const View *lo, const View *hv, const View *rv,
-                              const View *out, int per_row, Py_ssize_t width, Py_ssize_t *pn, Py_ssize_t *pm) {
-    Py_ssize_t n = ho->view.len / 8 - 1, m = ro->view.len / 8 - 1, cells;
+/* The shapes of a batch's buffers around n rows and m references, checked alike by every
+   kernel: n+1 int64 list offsets lo, validity bytes hv/rv (or none), and `out` of width int64
+   values per row (per_row) or one row. -1 with ValueError if not. */
+static inline int rows_shape(Py_ssize_t n, Py_ssize_t m, const View *lo, const View *hv, const View *rv,
+                             const View *out, int per_row, Py_ssize_t width) {
+    Py_ssize_t cells;
     if (n < 0 || m < 0 || lo->view.len / 8 != n + 1) {
         PyErr_SetString(PyExc_ValueError, "offset buffers have inconsistent lengths");
         return -1;
@@ -97,6 +97,14 @@ static inline int batch_shape(const View *ho, const View *ro, const View *lo, co
         PyErr_SetString(PyExc_ValueError, "out buffer has the wrong size");
         return -1;
     }
+    return 0;
+}
+
+/* rows_shape for n candidates (n+1 int64 offsets ho) and m references (m+1 offsets ro). */
+static inline int batch_shape(const View *ho, const View *ro, const View *lo, const View *hv, const View *rv,
+                              const View *out, int per_row, Py_ssize_t width, Py_ssize_t *pn, Py_ssize_t *pm) {
+    Py_ssize_t n = ho->view.len / 8 - 1, m = ro->view.len / 8 - 1;
+    if (rows_shape(n, m, lo, hv, rv, out, per_row, width) < 0) return -1;
     *pn = n;
     *pm = m;
     return 0;

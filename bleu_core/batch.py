@@ -238,13 +238,8 @@ def _stats_from_ids(tok, cand, child, list_offsets, lowercase, order, per_row, s
     out = np.zeros((n, width) if per_row else width, dtype=np.int64)
     if stop_after < 3:  # the benchmarks' stage timings: encoding only
         return out
-    parts = []
-    for lists in (hyp, ref):
-        valid = np.asarray(lists.is_valid()).view(np.uint8) if lists.null_count else None
-        parts += [lists.values.to_numpy(zero_copy_only=False).astype(np.int32, copy=False),
-                  np.ascontiguousarray(lists.offsets.to_numpy(zero_copy_only=False), dtype=np.int64), valid]
     try:
-        _kernel.stats_ids(*parts[:3], *parts[3:], list_offsets, order, out, int(per_row))
+        _kernel.stats_ids(*hyp, *ref, list_offsets, order, out, int(per_row))
     except ValueError as exc:
         raise_row_error(exc)
     return out

@@ -300,6 +300,61 @@ def test_statistics_kernel_checks_its_batch_sum():
         _kernel.stats(hd, ho, hv, rd, ro, rv, list_offsets, _kernel.TOK_NONE, 0, 4, None, out, 0)
 
 
+def test_id_kernel_reads_rows_through_their_index_and_checks_it():
+    """``stats_ids`` (spBLEU): each side is a dictionary of id lists and an index per row; every
+    offset and index is checked before a row is read."""
+    from bleu_core import _kernel
+
+    def ids(*lists):
+        offsets = np.cumsum([0] + [len(x) for x in lists]).astype(np.int64)
+        return np.array([i for x in lists for i in x], np.int32), offsets
+
+    hyp, ref = ids([1, 2], [1]), ids([1, 2], [3])
+    lists = np.array([0, 1, 2], np.int64)
+
+    def run(hyp_index, ref_index, hyp_valid=None, hyp_side=hyp, per_row=1):
+        out = np.zeros((2, 10) if per_row else 10, np.int64)
+        hi = None if hyp_index is None else np.array(hyp_index, np.int32)
+        ri = None if ref_index is None else np.array(ref_index, np.int32)
+        _kernel.stats_ids(*hyp_side, hi, hyp_valid, *ref, ri, None, lists, 4, out, per_row)
+        return out.tolist()
+
+    # row 0: candidate [1] vs reference [1, 2]: c=1, r=2, one unigram match of 1;
+    # row 1: candidate [1, 2] vs reference [3]: c=2, r=1, no match, 2 unigrams and 1 bigram
+    assert run([1, 0], [0, 1]) == [[1, 2, 1, 0, 0, 0, 1, 0, 0, 0], [2, 1, 0, 0, 0, 0, 2, 1, 0, 0]]
+    assert run([1, 0], [0, 1], per_row=0) == [3, 3, 1, 0, 0, 0, 3, 1, 0, 0]
+    # no index: row i is entry i (row 0: [1, 2] vs [1, 2]; row 1: [1] vs [3])
+    assert run(None, None) == [[2, 2, 2, 1, 0, 0, 2, 1, 0, 0], [1, 1, 0, 0, 0, 0, 1, 0, 0, 0]]
+    with pytest.raises(ValueError, match="index points outside its dictionary"):
+        run([2, 0], [0, 1])
+    with pytest.raises(ValueError, match="index points outside its dictionary"):
+        run([0, 0], [0, -1])
+    # a null candidate's index is never read: the row is refused as null, wherever it points
+    with pytest.raises(ValueError) as err:
+        run([99, 0], [0, 1], hyp_valid=np.array([0, 1], np.uint8))
+    assert err.value.args == (0, -1, "candidate is null")
+    with pytest.raises(ValueError, match="offsets are not monotonic"):
+        run([1, 0], [0, 1], hyp_side=(hyp[0], np.array([0, 5, 3], np.int64)))
+    with pytest.raises(ValueError, match="offset buffers have inconsistent lengths"):
+        run([0, 0, 0], [0, 1])  # three candidates, two rows of references
+
+
+def test_flatten_ids_packs_sentencepiece_lists():
+    from bleu_core import _kernel
+
+    values, offsets = _kernel.flatten_ids([[1, 2], [], [2**31 - 1]])
+    assert np.frombuffer(values, np.int32).tolist() == [1, 2, 2**31 - 1]
+    assert np.frombuffer(offsets, np.int64).tolist() == [0, 2, 2, 3]
+    values, offsets = _kernel.flatten_ids([])
+    assert len(values) == 0 and np.frombuffer(offsets, np.int64).tolist() == [0]
+    for bad in ([[-1]], [[2**31]], [[2**80]]):
+        with pytest.raises(ValueError, match="not an int in 0..2"):
+            _kernel.flatten_ids(bad)
+    for bad in ([1], [[1.5]], ([1],), [(1,)]):
+        with pytest.raises(TypeError):
+            _kernel.flatten_ids(bad)
+
+
 # ----------------------------------------------------------------------------- replicate limit
 
 def test_replicate_count_is_checked_up_front():

@@ -14,7 +14,8 @@ The signature cannot tell two model files apart, so the tokenizer exposes the fi
 The batch form (:meth:`TokenizerSPM.encode_ids`) encodes each distinct line of a batch once
 (and a batch's distinct lines equal to one of the last few batches' not at all) through
 SentencePiece's batch API, as piece ids, which the kernel counts as they are: no piece becomes a
-Python string. Only lines with a piece that is not a token as it is are encoded again as text: an
+Python string, and no line's ids are copied per row (the kernel reads each row's ids through the
+batch's dictionary index). Only lines with a piece that is not a token as it is are encoded again as text: an
 unknown piece (whose text is the unknown surface, not ``<unk>``), or a piece that is empty or
 holds a character ``str.split()`` splits at.
 """
@@ -28,7 +29,7 @@ import os
 import re
 import tempfile
 import time
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, NamedTuple, Optional, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -184,6 +185,17 @@ def require_sentencepiece(name: str):
     return sentencepiece
 
 
+class Encoded(NamedTuple):
+    """An array's token ids (:meth:`TokenizerSPM.encode_ids`): its distinct lines' ids (int32)
+    and offsets into them (int64, one more than lines), each value's line in them (int32), and
+    each value's validity (uint8, or None when none is null), as ``_kernel.stats_ids`` takes them."""
+
+    values: np.ndarray
+    offsets: np.ndarray
+    index: np.ndarray
+    valid: Optional[np.ndarray]
+
+
 class TokenizerSPM(Tokenizer):
     """One SentencePiece model, loaded once (see :func:`bleu_core.tokenizers.get_tokenizer`)."""
 
@@ -217,28 +229,33 @@ class TokenizerSPM(Tokenizer):
     def __call__(self, line: str) -> str:
         return " ".join(self.sp.EncodeAsPieces(line))
 
-    def encode_ids(self, arrays: Sequence[pa.Array], lowercase: bool) -> List[pa.LargeListArray]:
-        """Each string array (nulls kept) as lists of token ids: the tokens sacrebleu's BLEU counts,
-        ``(line.lower() if lowercase else line).rstrip()`` through this tokenizer, split on
-        whitespace. Within one call, equal ids are equal tokens across all the arrays (a candidate
-        and its references are numbered alike).
+    def encode_ids(self, arrays: Sequence[pa.Array], lowercase: bool) -> List[Encoded]:
+        """Each string array (nulls kept) as the token ids of its distinct lines and an index: the
+        tokens sacrebleu's BLEU counts, ``(line.lower() if lowercase else line).rstrip()`` through
+        this tokenizer, split on whitespace. Within one call, equal ids are equal tokens across
+        all the arrays (a candidate and its references are numbered alike).
 
         A token is a piece of the model, numbered by its id, except in the few lines with an
         unknown piece (whose text is the unknown surface, not the ``<unk>`` piece) or a piece that
-        ``str.split()`` would cut or drop: those lines are split as text and their tokens numbered
+        ``str.split()`` would cut or drop: those pieces are split as text and their tokens numbered
         by the piece they equal, or past the vocabulary when they equal none."""
         beyond: Dict[str, int] = {}  # tokens that are no piece -> ids past the vocabulary, this call only
         out = []
         for arr in arrays:
             encoded = pc.dictionary_encode(arr)
-            entry = self._recent_lookup(encoded.dictionary, lowercase)
+            distinct = encoded.dictionary
+            entry = self._recent_lookup(distinct, lowercase)
             if entry is None:
-                entry = self._encode_distinct(encoded.dictionary, lowercase)
-                self._recent = [(encoded.dictionary, lowercase, entry), *self._recent[:self.RECENT - 1]]
-            lists, odd_rows = entry
+                entry = self._encode_distinct(distinct, lowercase)
+                self._recent = [(distinct, lowercase, entry), *self._recent[:self.RECENT - 1]]
+            values, offsets, odd_rows = entry
             if odd_rows:
-                lists = self._replace_rows(lists, {r: self._row_ids(parts, beyond) for r, parts in odd_rows.items()})
-            out.append(lists.take(encoded.indices))
+                values, offsets = self._replace_rows(values, offsets, odd_rows, beyond)
+            indices = encoded.indices
+            valid = np.asarray(indices.is_valid()).view(np.uint8) if indices.null_count else None
+            index = pc.fill_null(indices, 0) if indices.null_count else indices
+            out.append(Encoded(values, offsets, index.to_numpy(zero_copy_only=False).astype(np.int32, copy=False),
+                               valid))
         return out
 
     #: distinct-line arrays remembered with their ids: ``score`` with N systems (and a batch with
@@ -255,8 +272,12 @@ class TokenizerSPM(Tokenizer):
         return None
 
     def _encode_distinct(self, distinct: pa.Array, lowercase: bool):
-        """(piece ids of each line, {line index: [(id, None) or (None, tokens)]} for the lines with a
-        piece that is not a token as it is, e.g. an unknown piece: its text is its surface)."""
+        """(piece ids of the lines, int64 offsets into them, {line index: [(position, tokens)]} for
+        the lines with a piece that is not a token as it is, e.g. an unknown piece, whose text is
+        its surface: the tokens of that piece's text, each the id of the piece it equals or the
+        text itself when it equals none)."""
+        from .. import _kernel  # the batch path's kernel (bleu_core.batch checks that it is built)
+
         lines = distinct.to_pylist()
         lines = [s.lower().rstrip() for s in lines] if lowercase else [s.rstrip() for s in lines]
         # the ids come back as nested Python lists: millions of small objects the cyclic garbage
@@ -264,53 +285,50 @@ class TokenizerSPM(Tokenizer):
         was_enabled = gc.isenabled()
         gc.disable()
         try:
-            lists = pa.array(self.sp.encode(lines, out_type=int, num_threads=1), type=pa.large_list(pa.int32()))
+            values, offsets = _kernel.flatten_ids(self.sp.encode(lines, out_type=int, num_threads=1))
         finally:
             if was_enabled:
                 gc.enable()
+        values, offsets = np.frombuffer(values, dtype=np.int32), np.frombuffer(offsets, dtype=np.int64)
         odd_rows = {}
-        ids = lists.values.to_numpy(zero_copy_only=False)
-        odd = np.flatnonzero(~self._plain[ids]) if len(ids) else ids
+        odd = np.flatnonzero(~self._plain[values])
         if len(odd):
-            offsets = lists.offsets.to_numpy(zero_copy_only=False)
-            rows = np.unique(np.searchsorted(offsets, odd, side="right") - 1).tolist()
+            rows, first = np.unique(np.searchsorted(offsets, odd, side="right") - 1, return_index=True)
+            last = [*first[1:].tolist(), len(odd)]
             # " ".join(pieces).split() is each piece's own split, in turn: only the odd pieces need text
-            texts = self.sp.encode([lines[r] for r in rows], out_type=str, num_threads=1)
-            for r, pieces in zip(rows, texts):
-                row_ids = ids[offsets[r]:offsets[r + 1]].tolist()
-                odd_rows[r] = [(i, None) if self._plain[i] else (None, piece.split())
-                               for i, piece in zip(row_ids, pieces)]
-        return lists, odd_rows
+            texts = self.sp.encode([lines[r] for r in rows.tolist()], out_type=str, num_threads=1)
+            for r, pieces, lo, hi in zip(rows.tolist(), texts, first.tolist(), last):
+                positions = (odd[lo:hi] - offsets[r]).tolist()
+                odd_rows[r] = [(q, [self._piece_id(t) for t in pieces[q].split()]) for q in positions]
+        return values, offsets, odd_rows
 
-    def _row_ids(self, parts, beyond: Dict[str, int]) -> List[int]:
-        """The token ids of a line with odd pieces: (id, None) for a plain piece, (None, tokens) else."""
-        out = []
-        for i, tokens in parts:
-            if tokens is None:
-                out.append(i)
-            else:
-                out += [self._token_id(t, beyond) for t in tokens]
-        return out
-
-    def _token_id(self, token: str, beyond: Dict[str, int]) -> int:
+    def _piece_id(self, token: str):
+        """The id of the plain piece ``token`` is, or ``token`` itself when it is none."""
         i = self.sp.PieceToId(token)
         if 0 <= i < len(self._plain) and self._plain[i] and self.sp.IdToPiece(i) == token:
             return i
-        return beyond.setdefault(token, len(self._plain) + len(beyond))
+        return token
 
-    @staticmethod
-    def _replace_rows(lists: pa.LargeListArray, rows: Dict[int, List[int]]) -> pa.LargeListArray:
-        """``lists`` with the ids of some rows replaced."""
-        offsets = lists.offsets.to_numpy(zero_copy_only=False)
-        values = lists.values.to_numpy(zero_copy_only=False)
+    def _replace_rows(self, values: np.ndarray, offsets: np.ndarray, odd_rows, beyond: Dict[str, int]):
+        """``values`` and ``offsets`` with the odd pieces of some rows replaced by their tokens' ids;
+        a token that is no piece gets the next id past the vocabulary (in ``beyond``)."""
+        base = len(self._plain)
         parts, lengths, kept = [], np.diff(offsets), int(offsets[0])
-        for row in sorted(rows):
-            parts += [values[kept:offsets[row]], np.asarray(rows[row], dtype=np.int32)]
-            lengths[row] = len(rows[row])
-            kept = int(offsets[row + 1])
+        for row in sorted(odd_rows):
+            start, end = int(offsets[row]), int(offsets[row + 1])
+            ids, prev = [], 0
+            for q, tokens in odd_rows[row]:
+                ids += values[start + prev:start + q].tolist()
+                ids += [t if type(t) is int else beyond.setdefault(t, base + len(beyond)) for t in tokens]
+                prev = q + 1
+            ids += values[start + prev:end].tolist()
+            parts += [values[kept:start], np.asarray(ids, dtype=np.int32)]
+            lengths[row] = len(ids)
+            kept = end
         parts.append(values[kept:offsets[-1]])
-        new_offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-        return pa.LargeListArray.from_arrays(pa.array(new_offsets), pa.array(np.concatenate(parts), pa.int32()))
+        new_offsets = np.zeros(len(offsets), dtype=np.int64)
+        np.cumsum(lengths, out=new_offsets[1:])
+        return np.concatenate(parts).astype(np.int32, copy=False), new_offsets
 
     def __repr__(self) -> str:
         return f"<tokenizer {self.name} {self.model_path} sha256:{self.model_sha256[:12]}>"
