@@ -574,6 +574,13 @@ static void ng_clear(K *k) {
     k->ng_nused = 0;
 }
 
+/* Whether a[0..n) == b[0..n) (n is at most the order: a loop beats a call to memcmp). */
+static inline int same_ids(const int32_t *a, const int32_t *b, int32_t n) {
+    for (int32_t i = 0; i < n; i++)
+        if (a[i] != b[i]) return 0;
+    return 1;
+}
+
 /* Find the entry for ids[start..start+n) (hypothesis positions when insert). */
 static inline struct ng *ng_find(K *k, uint64_t h, const int32_t *ids, int32_t n, int insert, int32_t start) {
     Py_ssize_t m = k->ng_mask, pos = (Py_ssize_t)(h & (uint64_t)m);
@@ -586,7 +593,7 @@ static inline struct ng *ng_find(K *k, uint64_t h, const int32_t *ids, int32_t n
             k->ng_used[k->ng_nused++] = (int32_t)pos;
             return e;
         }
-        if (e->h == h && e->n == n && memcmp(hyp + e->start, ids, (size_t)n * sizeof(int32_t)) == 0)
+        if (e->h == h && e->n == n && same_ids(hyp + e->start, ids, n))
             return e;
         pos = (pos + 1) & m;
     }
