@@ -814,13 +814,22 @@ PyDoc_STRVAR(stats_ids_doc,
 "tokens). Each side is a dictionary of token lists, ids (int32 >= 0) and int64 offsets into\n"
 "them (d+1 values), and an index (int32, one value per candidate / reference: the dictionary\n"
 "entry it is; or None: entry i is candidate / reference i). The validity bytes are one per\n"
-"candidate / reference. ValueError(row, ref_index or -1, reason) for a null candidate or a row\n"
-"without references, OverflowError if a sum added to `out` would exceed int64.");
+"candidate / reference; a null value's index is neither read nor checked. ValueError (one\n"
+"line) for a negative id, an offset or index outside its data; ValueError(row, ref_index or\n"
+"-1, reason) for a null candidate or a row without references; OverflowError if a sum added\n"
+"to `out` would exceed int64.");
 
-/* The dictionary offsets d[0..nd] of one side: monotonic, inside the ids; the index (when
-   given) inside the dictionary for every valid value. -1 with ValueError if not. */
-static int check_side(const int64_t *off, Py_ssize_t nd, Py_ssize_t nids, const int32_t *idx, const uint8_t *valid,
-                      Py_ssize_t count) {
+/* One side: its ids >= 0 (a negative id is how count_ref marks a token the candidate lacks),
+   its dictionary offsets d[0..nd] monotonic and inside the ids, its index (when given) inside
+   the dictionary for every valid value. -1 with ValueError if not. */
+static int check_side(const int32_t *ids, Py_ssize_t nids, const int64_t *off, Py_ssize_t nd, const int32_t *idx,
+                      const uint8_t *valid, Py_ssize_t count) {
+    int32_t low = 0;
+    for (Py_ssize_t i = 0; i < nids; i++) low |= ids[i];
+    if (low < 0) {
+        PyErr_SetString(PyExc_ValueError, "token ids must be >= 0");
+        return -1;
+    }
     for (Py_ssize_t e = 0; e < nd; e++)
         if (off[e] < 0 || off[e + 1] < off[e] || off[e + 1] > nids) {
             PyErr_SetString(PyExc_ValueError, "offsets are not monotonic or point outside their data");
@@ -877,7 +886,8 @@ static PyObject *k_stats_ids(PyObject *self, PyObject *args) {
     const uint8_t *rval = rv.held ? (const uint8_t *)rv.view.buf : NULL;
     int64_t *o = (int64_t *)out.view.buf;
     /* every offset and index is checked here, so the loops below cannot read outside the buffers */
-    if (check_side(hoff, nhd, nhi, hidx, hval, n) < 0 || check_side(roff, nrd, nri, ridx, rval, m) < 0) goto done;
+    if (check_side(hids, nhi, hoff, nhd, hidx, hval, n) < 0 || check_side(rids, nri, roff, nrd, ridx, rval, m) < 0)
+        goto done;
     for (Py_ssize_t r = 0; r < n; r++)
         if (loff[r] < 0 || loff[r + 1] < loff[r] || loff[r + 1] > m) {
             PyErr_SetString(PyExc_ValueError, "offsets are not monotonic or point outside their data");
@@ -938,8 +948,8 @@ PyDoc_STRVAR(flatten_ids_doc,
 "\n"
 "A list of lists of ints in 0..2**31-1 (SentencePiece's ids of a batch of lines) as two\n"
 "bytearrays: the int32 values one after the other, and the int64 offsets of each list in\n"
-"them (len(lists)+1 values). TypeError if an item is not a list, ValueError if a value is\n"
-"not such an int.");
+"them (len(lists)+1 values). TypeError if an item is not a list or a value not an int,\n"
+"ValueError if an int is outside 0..2**31-1.");
 
 static PyObject *k_flatten_ids(PyObject *self, PyObject *lists) {
     (void)self;
@@ -957,13 +967,22 @@ static PyObject *k_flatten_ids(PyObject *self, PyObject *lists) {
     int64_t *o = (int64_t *)PyByteArray_AS_STRING(offsets);
     Py_ssize_t k = 0;
     o[0] = 0;
+    /* no Python code runs below (only exact ints are converted, so no __index__), but allocating
+       the two buffers may have run some (a collection's __del__): the lists are checked again */
+    if (PyList_GET_SIZE(lists) != n) { PyErr_SetString(PyExc_ValueError, "flatten_ids: the lists changed"); goto fail; }
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *item = PyList_GET_ITEM(lists, i);
+        if (!PyList_Check(item)) { PyErr_SetString(PyExc_TypeError, "flatten_ids takes a list of lists"); goto fail; }
         Py_ssize_t len = PyList_GET_SIZE(item);
         if (k + len > total) { PyErr_SetString(PyExc_ValueError, "flatten_ids: the lists changed"); goto fail; }
         for (Py_ssize_t j = 0; j < len; j++) {
+            PyObject *value = PyList_GET_ITEM(item, j);
+            if (!PyLong_Check(value)) {
+                PyErr_SetString(PyExc_TypeError, "flatten_ids: a value is not an int");
+                goto fail;
+            }
             int overflow = 0;
-            long x = PyLong_AsLongAndOverflow(PyList_GET_ITEM(item, j), &overflow);
+            long x = PyLong_AsLongAndOverflow(value, &overflow);
             if (x == -1 && PyErr_Occurred()) goto fail;
             if (overflow || x < 0 || x > INT32_MAX) {
                 PyErr_SetString(PyExc_ValueError, "flatten_ids: a value is not an int in 0..2**31-1");

@@ -333,14 +333,29 @@ def test_id_kernel_reads_rows_through_their_index_and_checks_it():
     with pytest.raises(ValueError) as err:
         run([99, 0], [0, 1], hyp_valid=np.array([0, 1], np.uint8))
     assert err.value.args == (0, -1, "candidate is null")
+    # a null reference's index is never read either: row 1 keeps no reference and is refused
+    out = np.zeros(10, np.int64)
+    with pytest.raises(ValueError) as err:
+        _kernel.stats_ids(*hyp, np.array([1, 0], np.int32), None, *ref, np.array([0, 99], np.int32),
+                          np.array([1, 0], np.uint8), lists, 4, out, 0)
+    assert err.value.args == (1, -1, "no reference (all references are missing)")
     with pytest.raises(ValueError, match="offsets are not monotonic"):
         run([1, 0], [0, 1], hyp_side=(hyp[0], np.array([0, 5, 3], np.int64)))
+    with pytest.raises(ValueError, match="token ids must be >= 0"):
+        run([1, 0], [0, 1], hyp_side=(np.array([1, -2, 1], np.int32), hyp[1]))
     with pytest.raises(ValueError, match="offset buffers have inconsistent lengths"):
         run([0, 0, 0], [0, 1])  # three candidates, two rows of references
 
 
 def test_flatten_ids_packs_sentencepiece_lists():
+    """SentencePiece's nested id lists become int32 values and int64 offsets; anything that is not
+    a list of lists of ints in int32's non-negative range is refused, and a value's __index__ is
+    never called (it could change the lists under the loop)."""
     from bleu_core import _kernel
+
+    class Index:
+        def __index__(self):
+            raise AssertionError("__index__ was called")
 
     values, offsets = _kernel.flatten_ids([[1, 2], [], [2**31 - 1]])
     assert np.frombuffer(values, np.int32).tolist() == [1, 2, 2**31 - 1]
@@ -350,7 +365,7 @@ def test_flatten_ids_packs_sentencepiece_lists():
     for bad in ([[-1]], [[2**31]], [[2**80]]):
         with pytest.raises(ValueError, match="not an int in 0..2"):
             _kernel.flatten_ids(bad)
-    for bad in ([1], [[1.5]], ([1],), [(1,)]):
+    for bad in ([1], [[1.5]], ([1],), [(1,)], [[Index()]]):
         with pytest.raises(TypeError):
             _kernel.flatten_ids(bad)
 

@@ -187,8 +187,9 @@ def require_sentencepiece(name: str):
 
 class Encoded(NamedTuple):
     """An array's token ids (:meth:`TokenizerSPM.encode_ids`): its distinct lines' ids (int32)
-    and offsets into them (int64, one more than lines), each value's line in them (int32), and
-    each value's validity (uint8, or None when none is null), as ``_kernel.stats_ids`` takes them."""
+    and offsets into them (int64, one more than lines), each value's line in them (int32; 0 for a
+    null value, which the kernel never looks up), and each value's validity (uint8, or None when
+    none is null), as ``_kernel.stats_ids`` takes them."""
 
     values: np.ndarray
     offsets: np.ndarray
