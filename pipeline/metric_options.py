@@ -121,19 +121,30 @@ def add_metric_arguments(p, run: bool = False) -> None:
         _add_ter(p)
 
 
-def metrics_from_args(args):
+def metrics_from_args(args, before_load=None):
     """The :class:`~bleu_core.protocol.MetricSet` the options ask for, in sacrebleu's order, each
     metric made and loaded (a missing MeCab extra fails here, before any input is read). A
     SentencePiece model is found (or downloaded) here too, and its path fixed in the metric, so
-    that every worker reads the file the driver found; a model that cannot be had is ModelError."""
+    that every worker reads the file the driver found; a model that cannot be had is ModelError.
+
+    ``before_load(models)``, when given, is called once every metric is made (so bad options are
+    usage errors first) and before any is loaded, with the ``spm_model`` paths the metrics name
+    (``run`` checks that an object store holding one answers)."""
     from bleu_core.protocol import MetricSet
     from bleu_core.tokenizers.tokenizer_spm import ModelError
 
     ids = sorted(set(args.metrics), key=str.upper)
-    metrics = []
+    made = []
     for i in ids:
         try:
-            metric = _METRICS[i][1](args)
+            made.append(_METRICS[i][1](args))
+        except (ValueError, TypeError, RuntimeError) as exc:
+            raise UsageError(str(exc)) from None
+    if before_load is not None:
+        before_load([m.spm_model for m in made if getattr(m, "spm_model", None)])
+    metrics = []
+    for metric in made:
+        try:
             metric.load()
             model = metric.resources().get("spm_model")
             if model is not None and metric.spm_model is None:

@@ -40,7 +40,7 @@ def build_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
                 "--s3_endpoint_url for S3-compatible storage, or --project/--region/--temp_location for Dataflow. "
                 "beambleu adds two such options: --dask_stall_timeout=SECONDS (default 120: a dask cluster that makes "
                 "no progress that long ends the run) and --object_store_timeout=SECONDS (default 60: how long the "
-                "driver waits for an s3:// or gs:// store before the job). "
+                "driver waits for the s3:// or gs:// store of an input, an output or --spm-model before the job). "
                 "On a cluster, inputs, outputs and --spm-model must be paths every worker can reach (gs://, s3://, "
                 "a shared file system). See deploy/ for Dask, Flink, Spark and Dataflow.")
     return p
@@ -181,8 +181,9 @@ def run(args, beam_argv: List[str]) -> int:
     from apache_beam.options.pipeline_options import TestOptions
 
     FileSystems.set_options(opts)  # e.g. --s3_endpoint_url, for checking outputs, planning and the model
-    # a missing MeCab extra or SentencePiece model fails here, before the job
-    metrics = metrics_from_args(args)
+    # a missing MeCab extra or SentencePiece model fails here, before the job; the store of a
+    # gs:// or s3:// model must answer within --object_store_timeout before the model is read
+    metrics = metrics_from_args(args, before_load=lambda models: check_object_stores(models, opts))
     sig = significance_config(args, metrics.width)
     spec = input_spec(args)
     dry_run = opts.view_as(TestOptions).dry_run

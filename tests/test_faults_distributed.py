@@ -211,18 +211,24 @@ def closed_port():
     yield free_port()
 
 
-@pytest.mark.parametrize("where,endpoint", [("input", closed_port), ("output", silent_server)])
+@pytest.mark.parametrize("where,endpoint", [("input", closed_port), ("output", silent_server),
+                                            ("spm-model", closed_port)])
 def test_unreachable_object_store_is_announced_and_bounded(tmp_path, where, endpoint):
-    """S3 on a loopback port that refuses connections (an input) or never answers (an output):
-    each printed nothing for many minutes; now the wait and the retries are announced and it ends
-    after --object_store_timeout with one line naming the path and the endpoint."""
+    """S3 on a loopback port that refuses connections (an input, a SentencePiece model) or never
+    answers (an output): each printed nothing for many minutes (the model: Beam's 120 s of
+    retries); now the wait and the retries are announced and it ends after
+    --object_store_timeout with one line naming the path and the endpoint."""
     pytest.importorskip("boto3")
+    if where == "spm-model":
+        pytest.importorskip("sentencepiece")
     f = Folders(tmp_path)
-    path = "s3://corpus/wmt/*.parquet" if where == "input" else "s3://results/r.json"
-    inp, out = (path, "r.json") if where == "input" else (SHARDS, path)
+    path = {"input": "s3://corpus/wmt/*.parquet", "output": "s3://results/r.json",
+            "spm-model": "s3://models/flores200.model"}[where]
+    inp, out = (path, "r.json") if where == "input" else (SHARDS, path if where == "output" else "r.json")
+    extra = ["-tok", "flores200", "--spm-model", path] if where == "spm-model" else []
     with endpoint() as port:
         url = f"http://127.0.0.1:{port}"
-        proc, seconds = f.run(["run", "--input", inp, "--output", out, f"--s3_endpoint_url={url}",
+        proc, seconds = f.run(["run", "--input", inp, "--output", out, *extra, f"--s3_endpoint_url={url}",
                                "--object_store_timeout=6"], env=S3_ENV)
     assert proc.returncode == 1, proc.stderr
     line = error_line(proc.stderr)
@@ -234,7 +240,7 @@ def test_unreachable_object_store_is_announced_and_bounded(tmp_path, where, endp
     for note in notes:
         assert re.fullmatch(re.escape(f"beambleu: {path}: {url}: ") +
                             r"(retry \d+ after: .+|no answer yet after \d+ s; giving up after 6 s)", note), note
-    if where == "input":  # a refused connection is retried by Beam's client, each retry announced
+    if where != "output":  # a refused connection is retried by Beam's client, each retry announced
         assert any(": retry 1 after: " in n and "Could not connect to the endpoint URL" in n for n in notes), notes
     assert seconds < 6 + 25, seconds
     assert tree(f.work) == set() and tree(f.tmp) == set()
