@@ -222,14 +222,15 @@ def test_unreachable_object_store_is_announced_and_bounded(tmp_path, where, endp
     if where == "spm-model":
         pytest.importorskip("sentencepiece")
     f = Folders(tmp_path)
-    path = {"input": "s3://corpus/wmt/*.parquet", "output": "s3://results/r.json",
-            "spm-model": "s3://models/flores200.model"}[where]
-    inp, out = (path, "r.json") if where == "input" else (SHARDS, path if where == "output" else "r.json")
-    extra = ["-tok", "flores200", "--spm-model", path] if where == "spm-model" else []
+    path, args = {
+        "input": ("s3://corpus/wmt/*.parquet", ["--input", "s3://corpus/wmt/*.parquet", "--output", "r.json"]),
+        "output": ("s3://results/r.json", ["--input", SHARDS, "--output", "s3://results/r.json"]),
+        "spm-model": ("s3://models/flores200.model", ["--input", SHARDS, "--output", "r.json", "-tok", "flores200",
+                                                      "--spm-model", "s3://models/flores200.model"]),
+    }[where]
     with endpoint() as port:
         url = f"http://127.0.0.1:{port}"
-        proc, seconds = f.run(["run", "--input", inp, "--output", out, *extra, f"--s3_endpoint_url={url}",
-                               "--object_store_timeout=6"], env=S3_ENV)
+        proc, seconds = f.run(["run", *args, f"--s3_endpoint_url={url}", "--object_store_timeout=6"], env=S3_ENV)
     assert proc.returncode == 1, proc.stderr
     line = error_line(proc.stderr)
     assert re.fullmatch(re.escape(f"beambleu: error: {path}: no answer from {url} within 6 s") +

@@ -15,9 +15,9 @@ The batch form (:meth:`TokenizerSPM.encode_ids`) encodes each distinct line of a
 (and a batch's distinct lines equal to one of the last few batches' not at all) through
 SentencePiece's batch API, as piece ids, which the kernel counts as they are: no piece becomes a
 Python string, and no line's ids are copied per row (the kernel reads each row's ids through the
-batch's dictionary index). Only lines with a piece that is not a token as it is are encoded again as text: an
-unknown piece (whose text is the unknown surface, not ``<unk>``), or a piece that is empty or
-holds a character ``str.split()`` splits at.
+batch's dictionary index). Only lines with a piece that is not a token as it is are encoded again
+as text: an unknown piece (whose text is the unknown surface, not ``<unk>``), or a piece that is
+empty or holds a character ``str.split()`` splits at.
 """
 
 from __future__ import annotations
