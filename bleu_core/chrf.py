@@ -35,7 +35,7 @@ import pyarrow as pa
 
 from .protocol import Metric, Score, checked_pairs, nrefs_label
 from .signature import SignatureFields
-from .score import INT64_MAX
+from .sums import INT64_MAX
 
 #: sacrebleu's stand-in for an undefined precision, recall or per-order F-score
 EPS = 1e-16
@@ -291,8 +291,8 @@ class Chrf(Metric):
         """The score of a totals vector; ``nrefs`` fills the signature (with ``bs:``/``seed:``
         when ``n_bootstrap`` is given)."""
         values = self.check_stats(stats).tolist()
-        sig = None if nrefs is None else self.signature(nrefs, n_bootstrap, seed).format()
-        return ChrfScore(self._f_score(values), values, self.char_order, self.word_order, self.beta, sig)
+        sig = None if nrefs is None else self.signature(nrefs, n_bootstrap, seed)
+        return ChrfScore(self._f_score(values), values, self.char_order, self.word_order, self.beta).sign(sig)
 
     def table_columns(self) -> list[tuple[str, pa.DataType, Callable[[dict], object]]]:
         """``score``, ``signature``, then the statistics under their :meth:`stat_names`
@@ -363,28 +363,8 @@ class ChrfScore(Score):
     def matches(self) -> list[int]:
         return list(self.stats[2::3])
 
-    def format(self, width: int = 2, score_only: bool = False, signature: str | None = None) -> str:
-        """sacrebleu's text form: ``chrF2|<signature> = 60.70`` (chrF has no verbose part)."""
-        sig = self.signature if signature is None else signature
-        sc = f"{self.score:.{width}f}"
-        if score_only:
-            return sc
-        head = f"{self.name}|{sig}" if sig else self.name
-        return f"{head} = {sc}"
-
-    def to_dict(self) -> dict:
-        """sacrebleu's JSON fields (``score`` at full precision), then the statistics."""
-        d = {"name": self.name, "score": self.score}
-        if self.signature:
-            d["signature"] = self.signature
-            for part in self.signature.split("|"):
-                key, _, value = part.partition(":")
-                d[key] = value
-        d.update(hyp_counts=self.hyp_counts, ref_counts=self.ref_counts, matches=self.matches)
-        return d
-
-    def __str__(self) -> str:
-        return self.format()
+    def stat_fields(self) -> dict:
+        return dict(hyp_counts=self.hyp_counts, ref_counts=self.ref_counts, matches=self.matches)
 
 
 # ----------------------------------------------------------------------------- functions

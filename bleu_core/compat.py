@@ -26,7 +26,6 @@ ModelError naming its URL and where to put it; resample counts are capped as in
 
 from __future__ import annotations
 
-import json
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
@@ -36,7 +35,7 @@ from typing import Dict, List, Optional, Tuple
 import numpy as np
 import pyarrow as pa
 
-from . import bootstrap
+from . import bootstrap, formats, scoring
 from .batch import to_arrow
 from .chrf import Chrf
 from .metric import Bleu
@@ -65,41 +64,28 @@ class Score:
         self._ci = -1.0
         self._verbose = ""
 
+    @property
+    def _interval(self) -> scoring.Interval:
+        """The bootstrap estimate (shown, as by sacrebleu, when its mean is positive: -1 until estimated)."""
+        return scoring.Interval(self._mean, 0.0, 0.0, self._ci)
+
     def format(self, width: int = 2, score_only: bool = False, signature: str = "", is_json: bool = False) -> str:
         """sacrebleu's text line ``NAME|signature = score (μ = mean ± ci) verbose``, the score
         alone (``score_only``), or its JSON object (``is_json``, which needs a signature)."""
-        d = {"name": self.name, "score": float(f"{self.score:.{width}f}"), "signature": signature}
-        sc = f"{self.score:.{width}f}"
-        if self._mean > 0:
-            confidence_mean = f"{self._mean:.{width}f}"
-            confidence_var = f"{self._ci:.{width}f}"
-            confidence = f"μ = {confidence_mean} ± {confidence_var}"
-            sc += f" ({confidence})"
-            if is_json:
-                d.update(confidence_mean=float(confidence_mean), confidence_var=float(confidence_var),
-                         confidence=confidence)
-        line = f"{self.name}|{signature}" if signature else self.name
-        line = f"{line} = {sc}"
-        if self._verbose:
-            line += f" {self._verbose}"
-            d["verbose_score"] = self._verbose
         if score_only:
-            return sc
+            return formats.score_text(self.score, width, self._interval)
         if is_json:
             if not signature:
                 raise ValueError("format(is_json=True) needs the signature string (its fields become JSON keys)")
-            for field in signature.split("|"):
-                key, value = field.split(":")
-                d[key] = value
-            return json.dumps(d, indent=1, ensure_ascii=False)
-        return line
+            return formats.sacrebleu_json(self.name, self.score, signature, width, self._interval, self._verbose)
+        return formats.score_line(self.name, self.score, width, signature, self._interval, self._verbose)
 
     def estimate_ci(self, scores: Sequence) -> None:
         """Set ``_mean`` and ``_ci`` from resampled scores (objects with ``.score``), as
         sacrebleu does: the mean, and half the width of the 95% percentile interval."""
-        ci = bootstrap.percentile_interval([s.score for s in scores])
-        self._ci = ci["half_width"]
-        self._mean = ci["mean"]
+        ci = scoring.Interval.of([s.score for s in scores])
+        self._ci = ci.half_width
+        self._mean = ci.mean
 
     def __repr__(self) -> str:
         return self.format()
@@ -307,11 +293,6 @@ class _Metric(ABC):
         rows = np.asarray(stats, dtype=np.int64).reshape(-1, self._metric.width)
         return self._compute_score_from_stats(column_sums(rows))
 
-    def _replicate_scores(self, rows: np.ndarray, n: int, seed: int) -> List[float]:
-        """Scores of ``n`` Poisson-bootstrap replicates of the segments ``rows``."""
-        boot = bootstrap.bootstrap_totals(rows, _line_keys(len(rows)), n, seed)[0]
-        return bootstrap.replicate_scores(self._metric, boot)
-
     def sentence_score(self, hypothesis: str, references: Sequence[Optional[str]]) -> Score:
         """The score of one hypothesis against its references (a list of strings, ``None`` for
         a missing one)."""
@@ -332,8 +313,10 @@ class _Metric(ABC):
             bootstrap.check_replicates(n_bootstrap, self._metric.width)
             self.seed, seed = _seed_from_env()
             self.n_bootstrap = n_bootstrap
-            ci = bootstrap.percentile_interval(self._replicate_scores(stats, n_bootstrap, seed))
-            score._mean, score._ci = ci["mean"], ci["half_width"]
+            draws = scoring.Resampling(scoring.BOOTSTRAP, n_bootstrap, seed)
+            block = scoring.replicate_block(stats, _line_keys(len(stats)), draws)
+            ci = scoring.score_metric(self._metric, column_sums(stats), None, block, draws).interval
+            score._mean, score._ci = ci.mean, ci.half_width
         return score
 
     def get_signature(self) -> Signature:
@@ -516,68 +499,74 @@ class PairedTest:
         self.metrics: Dict[str, _Metric] = {}
 
         bl_name, bl_hyps = named_systems[0]
-        confidence_n = self.n_samples if test_type == "bs" else self.n_ar_confidence
+        method = scoring.BOOTSTRAP if test_type == "bs" else scoring.RANDOMIZATION
+        self._test = scoring.Resampling(method, self.n_samples, self._draw_seed)
+        # the ar test's intervals come from a bootstrap of their own (the bs test's replicates give its own)
+        self._confidence = None
+        if test_type == "ar" and self.n_ar_confidence > 0:
+            self._confidence = scoring.Resampling(scoring.BOOTSTRAP, self.n_ar_confidence, self._draw_seed)
         for metric in metrics.values():
             width = metric._metric.width
             bootstrap.check_replicates(self.n_samples, width)
-            if confidence_n > 0:
-                bootstrap.check_replicates(confidence_n, width)
+            if self._confidence is not None:
+                bootstrap.check_replicates(self._confidence.n, width)
             metric._check_corpus_score_args(bl_hyps, references)
             rows = metric._extract_corpus_statistics(bl_hyps, references)
-            score = metric._aggregate_and_compute(rows)
-            replicates, mean, ci = None, None, None
-            if confidence_n > 0:
-                replicates = metric._replicate_scores(rows, confidence_n, self._draw_seed)
-                est = bootstrap.percentile_interval(replicates)
-                mean, ci = est["mean"], est["half_width"]
-            swapped = None
-            if test_type == "ar":
-                swapped = bootstrap.swap_totals(rows, _line_keys(len(rows)), self.n_samples, self._draw_seed)[0]
-            self._baseline_info[score.name] = (rows, Result(score.score, mean=mean, ci=ci), replicates, swapped)
-            self.metrics[score.name] = metric
+            test, interval = self._resampled(metric, rows)
+            name = test.score.name
+            self._baseline_info[name] = (len(rows), test, Result(test.score.score, mean=_mean(interval),
+                                                                  ci=_half(interval)))
+            self.metrics[name] = metric
             sig = metric.get_signature()
             sig.update("seed", str(self._seed).lower())
             sig.update(test_type, self.n_samples)
             if self.n_ar_confidence > 0:
                 sig.update("bs", self.n_ar_confidence)
-            self._signatures[score.name] = sig
+            self._signatures[name] = sig
+
+    def _resampled(self, metric: _Metric, rows: np.ndarray):
+        """(the score stage's result under the test's draws, the interval to show or None) of one
+        system's per-segment statistics; segments are keyed by their 1-based line number."""
+        core, keys = metric._metric, _line_keys(len(rows))
+        totals = column_sums(rows)
+        test = scoring.score_metric(core, totals, None, scoring.replicate_block(rows, keys, self._test), self._test)
+        if self._confidence is None:
+            return test, test.interval
+        conf = scoring.score_metric(core, totals, None, scoring.replicate_block(rows, keys, self._confidence),
+                                    self._confidence)
+        return test, conf.interval
 
     def _compare(self, hyps: Sequence[str]) -> Dict[str, Result]:
         """Each metric's result for one system against the baseline."""
         results = {}
         for name, metric in self.metrics.items():
-            bl_rows, bl_result, bl_replicates, bl_swapped = self._baseline_info[name]
+            n_base, base, _ = self._baseline_info[name]
             metric._check_corpus_score_args(hyps, self.references)
             rows = metric._extract_corpus_statistics(hyps, self.references)
-            if len(rows) != len(bl_rows):
-                raise ValueError(f"{name}: the system has {len(rows)} segments, the baseline {len(bl_rows)}")
-            score = metric._aggregate_and_compute(rows).score
-            if self.test_type == "bs":
-                replicates = metric._replicate_scores(rows, self.n_samples, self._draw_seed)
-                p = bootstrap.paired_p_value(replicates, bl_replicates, score, bl_result.score)
-                est = bootstrap.percentile_interval(replicates)
-                results[name] = Result(score, p, est["mean"], est["half_width"])
-                continue
-            swapped = bootstrap.swap_totals(rows, _line_keys(len(rows)), self.n_samples, self._draw_seed)[0]
-            p = bootstrap.randomization_test(metric._metric, column_sums(bl_rows), bl_swapped, column_sums(rows),
-                                             swapped)
-            result = Result(score, p)
-            if self.n_ar_confidence > 0:
-                est = bootstrap.percentile_interval(metric._replicate_scores(rows, self.n_ar_confidence,
-                                                                             self._draw_seed))
-                result.mean, result.ci = est["mean"], est["half_width"]
-            results[name] = result
+            if len(rows) != n_base:
+                raise ValueError(f"{name}: the system has {len(rows)} segments, the baseline {n_base}")
+            test, interval = self._resampled(metric, rows)
+            p = scoring.paired_test(test, base).p_value
+            results[name] = Result(test.score.score, p, _mean(interval), _half(interval))
         return results
 
     def __call__(self) -> Tuple[Dict[str, Signature], Dict[str, List]]:
         """Run the test: ``(signatures, scores)`` as sacrebleu returns them."""
         scores: Dict[str, List] = {"System": [name for name, _ in self.named_systems]}
-        for name, (_, result, _, _) in self._baseline_info.items():
+        for name, (_, _, result) in self._baseline_info.items():
             scores[name] = [result]
         for _, hyps in self.named_systems[1:]:
             for name, result in self._compare(hyps).items():
                 scores[name].append(result)
         return self._signatures, scores
+
+
+def _mean(interval: Optional[scoring.Interval]) -> Optional[float]:
+    return None if interval is None else interval.mean
+
+
+def _half(interval: Optional[scoring.Interval]) -> Optional[float]:
+    return None if interval is None else interval.half_width
 
 
 # ------------------------------------------------------------------------------ functions

@@ -144,9 +144,9 @@ class Bleu(Metric):
         order = (len(values) - 2) // 2
         if order != self.max_ngram_order:
             raise ValueError(f"stats are for max_ngram_order={order}, the metric uses {self.max_ngram_order}")
-        sig = None if nrefs is None else self.signature(nrefs, n_bootstrap, seed).format()
+        sig = None if nrefs is None else self.signature(nrefs, n_bootstrap, seed)
         return bleu_of_checked(values, order, self.smooth_method, self.smooth_value, self.effective_order,
-                               self.weights, sig)
+                               self.weights, None).sign(sig)
 
 
 

@@ -34,8 +34,9 @@ from typing import Iterable, List, Optional, Sequence, Tuple
 import numpy as np
 import pyarrow as pa
 
+from . import formats
 from .signature import SignatureFields  # noqa: F401  (part of the protocol)
-from .stats import checked_add, column_sums
+from .sums import checked_add, column_sums
 
 #: pairs converted to Arrow and counted per kernel call by ``corpus_stats``; bounds memory
 CHUNK = 20_000
@@ -44,20 +45,44 @@ CHUNK = 20_000
 class Score:
     """What every metric's score offers (:class:`bleu_core.score.BleuScore`,
     :class:`bleu_core.chrf.ChrfScore`): ``name``, ``score`` (float, full precision),
-    ``signature`` (a string, or ``None``), and the methods below."""
+    ``signature`` (a string, or ``None``), ``verbose_score`` (the text after the score in
+    sacrebleu's line; empty for most metrics) and :meth:`stat_fields`; the text line and the JSON
+    object are made from those by :mod:`bleu_core.formats`, the same for every metric."""
 
     name: str
     score: float
     signature: Optional[str]
+    #: the signature object the score stage signed the score with (its fields are what the JSON
+    #: shows; a signature given as text is read back with :func:`bleu_core.signature.parse_signature`)
+    signature_object = None
+    verbose_score = ""
+
+    def stat_fields(self) -> dict:
+        """The metric's own JSON fields after sacrebleu's (its statistics)."""
+        return {}
+
+    def sign(self, signature) -> "Score":
+        """Set the signature (an object; its text is what ``signature`` shows); returns the score."""
+        self.signature, self.signature_object = (None, None) if signature is None else (signature.format(), signature)
+        return self
+
+    def _signature(self):
+        obj = self.signature_object
+        return obj if obj is not None and obj.format() == self.signature else self.signature
 
     def format(self, width: int = 2, score_only: bool = False, signature: Optional[str] = None) -> str:
-        """sacrebleu's text line (``NAME|signature = score ...``), or the score alone."""
-        raise NotImplementedError
+        """sacrebleu's text line (``NAME|signature = score verbose``), or the score alone."""
+        sig = self._signature() if signature is None else signature
+        return formats.score_line(self.name, self.score, width, sig, verbose=self.verbose_score,
+                                  score_only=score_only)
 
     def to_dict(self) -> dict:
         """sacrebleu's JSON object for this score (``name``, ``score``, ``signature``, ...,
         the signature's fields), plus the metric's own fields (its statistics)."""
-        raise NotImplementedError
+        return formats.fields(self.name, self.score, self._signature(), self.verbose_score, self.stat_fields())
+
+    def __str__(self) -> str:
+        return self.format()
 
 
 class Metric:

@@ -15,10 +15,10 @@ import operator
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence
 
+from .protocol import Score
 from .signature import SignatureFields
 
-#: statistics are summed in int64: every value, and every sum, stays at most this
-INT64_MAX = 2**63 - 1
+from .sums import INT64_MAX
 
 SMOOTH_DEFAULTS: Dict[str, Optional[float]] = {
     # defaults from Chen & Cherry (2014), as in sacrebleu
@@ -112,7 +112,7 @@ def check_stats(stats, max_ngram_order: Optional[int] = None) -> List[int]:
 
 
 @dataclass
-class BleuScore:
+class BleuScore(Score):
     """A BLEU score and the statistics it came from.
 
     ``counts``/``totals`` are the clipped n-gram matches and the candidate n-gram totals per
@@ -146,38 +146,9 @@ class BleuScore:
             f"hyp_len = {self.sys_len:d} ref_len = {self.ref_len:d})"
         )
 
-    def format(self, width: int = 2, score_only: bool = False, signature: Optional[str] = None) -> str:
-        """sacrebleu's text form: ``BLEU|<signature> = 57.89 100.0/75.0/... (BP = ...)``."""
-        sig = self.signature if signature is None else signature
-        sc = f"{self.score:.{width}f}"
-        if score_only:
-            return sc
-        head = f"{self.name}|{sig}" if sig else self.name
-        return f"{head} = {sc} {self.verbose_score}"
-
-    def to_dict(self) -> dict:
-        """sacrebleu's JSON fields (full-precision ``score``) plus the statistics."""
-        d = {"name": self.name, "score": self.score}
-        if self.signature:
-            d["signature"] = self.signature
-        d["verbose_score"] = self.verbose_score
-        if self.signature:
-            for part in self.signature.split("|"):
-                key, _, value = part.partition(":")
-                d[key] = value
-        d.update(
-            counts=list(self.counts),
-            totals=list(self.totals),
-            precisions=list(self.precisions),
-            bp=self.bp,
-            ratio=self.ratio,
-            sys_len=self.sys_len,
-            ref_len=self.ref_len,
-        )
-        return d
-
-    def __str__(self) -> str:
-        return self.format()
+    def stat_fields(self) -> dict:
+        return dict(counts=list(self.counts), totals=list(self.totals), precisions=list(self.precisions), bp=self.bp,
+                    ratio=self.ratio, sys_len=self.sys_len, ref_len=self.ref_len)
 
 
 def compute_bleu(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Dict, List, Tuple
+
 
 class SignatureFields:
     """A sacrebleu signature: ``key:value`` fields in sacrebleu's order, ``|``-joined, fields that
@@ -9,23 +11,43 @@ class SignatureFields:
     (``--short``: ``nrefs`` -> ``#``, ``case`` -> ``c``, ...); :meth:`update` sets a field as
     sacrebleu's ``Signature.update`` does (the paired tests add ``bs``/``ar`` and ``seed``).
     Subclasses fill ``info`` (with the global fields ``nrefs``, ``bs``, ``ar``, ``seed`` first)
-    and add their own abbreviations to :attr:`ABBR`."""
+    and add their own abbreviations to :attr:`ABBR`. A signature stays this object until it is
+    printed: :meth:`fields` gives what the JSON outputs show of it, never a parse of its text."""
 
     #: sacrebleu's abbreviations of the fields every metric has
     ABBR = {"version": "v", "nrefs": "#", "bs": "bs", "ar": "ar", "seed": "rs"}
 
     info: dict
 
+    def items(self) -> List[Tuple[str, str]]:
+        """The printed fields, in order: (full key, value as printed), the version last."""
+        fields = [(k, _text(v)) for k, v in self.info.items() if v is not None and k != "version"]
+        fields.append(("version", _text(self.info["version"])))
+        return fields
+
+    def fields(self) -> Dict[str, str]:
+        """The printed fields as a dict (sacrebleu's JSON keys of a signature)."""
+        return dict(self.items())
+
     def format(self, short: bool = False) -> str:
-        fields = [(k, v) for k, v in self.info.items() if v is not None and k != "version"]
-        fields.append(("version", self.info["version"]))
-        return "|".join(f"{self.ABBR.get(k, k) if short else k}:{_text(v)}" for k, v in fields)
+        return "|".join(f"{self.ABBR.get(k, k) if short else k}:{v}" for k, v in self.items())
 
     def update(self, key: str, value) -> None:
         self.info[key] = value
 
     def __str__(self) -> str:
         return self.format()
+
+
+def parse_signature(text: str) -> Dict[str, str]:
+    """The fields of a signature given as text (sacrebleu's ``Score.format(signature=...)`` API,
+    or a result file read back): ``{"nrefs": "1", ...}``, in order."""
+    fields = {}
+    for part in text.split("|"):
+        if part:
+            key, _, value = part.partition(":")
+            fields[key] = value
+    return fields
 
 
 def _text(value) -> str:

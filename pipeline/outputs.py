@@ -22,6 +22,7 @@ import pyarrow as pa
 
 
 from . import ownership
+from .document import JSON_COLUMN, score_parts
 from .inputs import InputSpec
 
 
@@ -287,35 +288,28 @@ def prepare_staging(cfg: OutputConfig) -> None:
 
 
 class Finalize:
-    """The final step: called once with the corpus accumulator, the list of scored group parts
-    and the per-pair parts; streams the group table and the JSON document from the parts in
-    canonical key order (memory: a batch per part, not the number of groups), stages all
-    outputs, and commits them when the job commits itself (``--detach``)."""
+    """The final step: called once with the corpus' JSON object (scored by ``ScoreShards``), the
+    list of scored group parts and the per-pair parts; streams the group table and the JSON
+    document from the parts in canonical key order (memory: a batch per part, not the number of
+    groups), stages all outputs, and commits them when the job commits itself (``--detach``).
+    It writes what was scored; it scores nothing."""
 
-    def __init__(self, metrics, spec: InputSpec, cfg: OutputConfig, inputs: Dict, sig=None, schema=None):
-        from .results import as_metric_set
-
-        self.metrics, self.spec, self.cfg, self.inputs, self.sig, self.schema = (as_metric_set(metrics), spec, cfg,
-                                                                                 inputs, sig, schema)
+    def __init__(self, spec: InputSpec, cfg: OutputConfig, inputs: Dict, sig=None, schema=None):
+        self.spec, self.cfg, self.inputs, self.sig, self.schema = spec, cfg, inputs, sig, schema
 
     def __call__(self, elements):
-        from .results import JSON_COLUMN, group_doc, score_parts
-        from .significance import strip_replicates
-
         cfg = self.cfg
         try:
-            corpus_acc, parts, sentence = None, {}, []
+            corpus, parts, sentence = None, {}, []
             for e in elements:
                 if e[0] == "corpus":
-                    corpus_acc = e[1]
+                    corpus = e[1]
                 elif e[0] == "part":
                     parts.setdefault(e[1], []).append((e[2], e[3]))
                 else:
                     sentence.append(e[1])
-            if corpus_acc is None:
+            if corpus is None:
                 raise ValueError("no pairs were scored")
-            corpus = group_doc(self.metrics, corpus_acc, self.sig)
-            strip_replicates(score_parts(corpus))
             signatures = [part["signature"] for part in score_parts(corpus)]
             counts = {g: sum(n for _, n in ps) for g, ps in parts.items()}
             sets = grouping_sets(counts, self.spec, cfg)
@@ -405,30 +399,10 @@ def _read(path: str) -> bytes:
         return fh.read()
 
 
-def _score_line(head: str, d: Dict) -> str:
-    ci = f" ({d['confidence']})" if d.get("confidence") else ""
-    verbose = f" {d['verbose_score']}" if d.get("verbose_score") else ""
-    sig = f" (p = {d['p_value']:.4f}){'*' if d.get('significant') else ''}" if d.get("p_value") is not None else ""
-    return f"{head} = {d['score']:.1f}{ci}{verbose}{sig}"
-
-
-def summary_lines(cfg: OutputConfig) -> List[str]:
-    """What ``beambleu run`` prints on stdout when the job has ended (from the summary the final
-    step left beside the outputs, which this removes): the corpus score in sacrebleu's text form,
-    then the first groups, and where the rest are."""
+def read_summary(cfg: OutputConfig) -> Dict:
+    """The summary the final step left beside the outputs (the corpus, the first groups, the
+    grouping sets), for the driver to print; the file is removed."""
     try:
-        summary = json.loads(_read(cfg.summary_tmp).decode("utf-8"))
+        return json.loads(_read(cfg.summary_tmp).decode("utf-8"))
     finally:
         ownership.remove_tree(cfg.summary_tmp)
-    from .results import score_parts
-
-    corpus, groups = summary["corpus"], summary["groups"]
-    lines = [_score_line(f"{d['name']}|{d['signature']}", d) for d in score_parts(corpus)]
-    for g in groups:
-        key = ",".join(f"{c}={'null' if g['key'][c] is None else g['key'][c]}" for c in g["group_by"])
-        lines += [_score_line(f"{key}: {d['name']}", d) for d in score_parts(g)]
-    total = sum(gs["groups"] for gs in summary["grouping_sets"])
-    if total > len(groups):  # the group table has every group; without it, the JSON document has
-        where = cfg.groups_output or cfg.output or "no output (give --output or --groups-output)"
-        lines.append(f"... and {total - len(groups):,} more groups in {where}")
-    return lines

@@ -17,9 +17,12 @@ import os
 import sys
 from typing import Dict, List, Optional, Tuple
 
+from bleu_core.scoring import ALPHA
+from bleu_core.signature import parse_signature
+
+from .document import score_parts
 from .errors import UsageError
 from .argtypes import int_at_least
-from .significance import ALPHA
 from .textfiles import InputError
 
 
@@ -94,11 +97,6 @@ def _from_score(d, path: str, where: str) -> Dict:
             "bootstrap": {"n": d.get("bs"), "seed": d.get("seed")}}
 
 
-def _parts(d: Dict) -> List[Dict]:
-    """The per-metric objects of a score object (several metrics: under ``scores``)."""
-    return d["scores"] if isinstance(d, dict) and "scores" in d else [d]
-
-
 def metric_views(doc: Dict) -> List[Dict]:
     """A ``beambleu run`` document of several metrics (``scores`` lists in the corpus and each
     group) as one single-metric document per metric; a single-metric document as itself."""
@@ -108,9 +106,10 @@ def metric_views(doc: Dict) -> List[Dict]:
         return [doc]
     views = []
     for i, part in enumerate(first["scores"]):
-        groups = [{k: v for k, v in g.items() if k != "scores"} | _parts(g)[i] for g in doc["groups"]]
+        groups = [{k: v for k, v in g.items() if k != "scores"} | score_parts(g)[i] for g in doc["groups"]]
         views.append({**doc, "signature": part.get("signature", ""), "groups": groups,
-                      "corpus": None if corpus is None else {**_parts(corpus)[i], "n_pairs": corpus.get("n_pairs")}})
+                      "corpus": None if corpus is None else {**score_parts(corpus)[i],
+                                                             "n_pairs": corpus.get("n_pairs")}})
     return views
 
 
@@ -156,7 +155,7 @@ def check_result(doc: Dict, path: str) -> None:
     if doc["corpus"] is not None:
         _check_score(doc["corpus"], path, "corpus")
     first = doc["corpus"] if doc["corpus"] is not None else (doc["groups"][0] if doc["groups"] else None)
-    n_metrics = len(_parts(first)) if isinstance(first, dict) else None
+    n_metrics = len(score_parts(first)) if isinstance(first, dict) else None
     boot = doc.get("bootstrap")
     if boot is not None:
         if not isinstance(boot, dict):
@@ -169,8 +168,9 @@ def check_result(doc: Dict, path: str) -> None:
     for i, g in enumerate(doc["groups"]):
         where = f"groups[{i}]"
         _check_score(g, path, where)
-        if n_metrics is not None and len(_parts(g)) != n_metrics:
-            raise InputError(path, f"{where}: scores {len(_parts(g))} metrics, the corpus (or groups[0]) {n_metrics}")
+        if n_metrics is not None and len(score_parts(g)) != n_metrics:
+            raise InputError(path, f"{where}: scores {len(score_parts(g))} metrics, the corpus (or groups[0]) "
+                                   f"{n_metrics}")
         cols = g.get("group_by")
         if not isinstance(cols, list) or not cols or not all(isinstance(c, str) for c in cols):
             raise InputError(path, f"{where}: 'group_by' is not a list of column names")
@@ -215,7 +215,7 @@ def from_paired_score(rows, path: str) -> List[Dict]:
             b = _interval_of_sacrebleu_fields(row[name])
             signature = b.get("signature", signature)
             groups.append({"group_by": ["system"], "key": {"system": system}, **b})
-        sig = dict(part.partition(":")[::2] for part in signature.split("|") if part)
+        sig = parse_signature(signature)
         views.append({"signature": signature, "corpus": None, "groups": groups, "name": name,
                       "bootstrap": {"n": sig.get("bs") or sig.get("ar"), "seed": sig.get("seed"), "baseline": baseline,
                                     "system_column": "system",

@@ -1,14 +1,12 @@
-"""Scores of combined accumulators, as the outputs show them (Beam-free, never naming a metric).
+"""The JSON objects and group-table rows of scored accumulators (Beam-free, never naming a metric).
 
-``group_doc`` makes the JSON object of one accumulator: with one metric, that metric's object
-(sacrebleu's fields, the statistics, the interval when bootstrapped) plus ``n_pairs``; with
-several, ``{"n_pairs", "scores": [one object per metric]}`` (sacrebleu's ``-f json`` prints a list
-for several metrics too). ``TableLayout`` turns such objects into rows of the group table (each
-metric's :meth:`~bleu_core.protocol.Metric.table_columns`). ``score_groups`` scores one combined
-:class:`~beambleu.grouptable.GroupTable` (one grouping set, one shard) into the rows of the group
-table, each with its JSON object, in the table's canonical key order. A shard holds, for every
-group of a set including the system column, the baseline's group with the same other key values
-(the shard hash leaves the system column out), so the paired test is done here, shard by shard.
+The scores themselves come from the score stage (:mod:`bleu_core.scoring`); this module only
+shapes its results as ``beambleu run`` writes them. ``group_doc`` makes the JSON object of one
+accumulator: with one metric, that metric's object (sacrebleu's fields, the statistics, the
+interval when bootstrapped, the paired test's fields when tested) plus ``n_pairs``; with several,
+``{"n_pairs", "scores": [one object per metric]}`` (sacrebleu's ``-f json`` prints a list for
+several metrics too). ``TableLayout`` turns such objects into rows of the group table (each
+metric's :meth:`~bleu_core.protocol.Metric.table_columns`).
 """
 
 from __future__ import annotations
@@ -16,18 +14,17 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import partial
-from typing import Dict, Iterator, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 import pyarrow as pa
 
+from bleu_core import scoring
 from bleu_core.protocol import Metric, MetricSet
 
 from . import accumulate as acc_ops
-from . import grouptable
+from .document import JSON_COLUMN, score_parts  # noqa: F401  (part of this module's API)
 
-#: the JSON object of a group, in a part (a string column)
-JSON_COLUMN = "__json__"
 
 #: significance fields of a metric that become columns of the group table (after its signature)
 TABLE_CONFIDENCE = ("confidence_mean", "confidence_low", "confidence_high", "confidence_half_width")
@@ -47,7 +44,7 @@ def as_metric_set(metrics) -> MetricSet:
 
 #: Significance.method: Poisson bootstrap replicates (intervals, --paired-bs) or the approximate
 #: randomization test's swapped totals (--paired-ar)
-BOOTSTRAP, RANDOMIZATION = "bootstrap", "randomization"
+BOOTSTRAP, RANDOMIZATION = scoring.BOOTSTRAP, scoring.RANDOMIZATION
 
 
 @dataclass(frozen=True)
@@ -68,40 +65,41 @@ class Significance:
     def intervals(self) -> bool:
         return bool(self.n_boot) and self.method == BOOTSTRAP
 
+    @property
+    def resampling(self) -> scoring.Resampling:
+        """The score stage's view of these options."""
+        return scoring.Resampling(self.method if self.n_boot else None, self.n_boot, self.seed, self.seed_label)
 
-def metric_dicts(metrics: MetricSet, acc: np.ndarray, sig: Optional[Significance] = None) -> List[Dict]:
-    """One object per metric of an accumulator: sacrebleu's JSON fields and the statistics; with
-    the bootstrap, the interval and (until stripped) the replicate scores under ``_replicates``."""
-    from .significance import interval
 
+def score_acc(metrics: MetricSet, acc: np.ndarray, sig: Optional[Significance] = None) -> List[scoring.MetricResult]:
+    """The score stage's results of one accumulator, one per metric."""
     k = metrics.width
-    n_boot = sig.n_boot if sig else 0
-    totals, nrefs = acc_ops.stats_of(acc, k), acc_ops.nrefs_of(acc)
-    boot = acc_ops.boot_of(acc, k) if n_boot else None
-    if boot is not None and boot.shape[0] != n_boot:
-        raise ValueError(f"accumulator holds {boot.shape[0]} bootstrap replicates, expected {n_boot}")
-    out = []
-    seed = None if not n_boot else (sig.seed_label or sig.seed)
-    for metric, cols in zip(metrics, metrics.slices):
-        score = metric.score(totals[cols])
-        if nrefs is not None:  # (an empty accumulator has no signature)
-            signature = metric.signature(nrefs, n_bootstrap=n_boot if n_boot and sig.intervals else None, seed=seed)
-            if n_boot and not sig.intervals:
-                signature.update("ar", n_boot)
-            score.signature = signature.format()
-        d = score.to_dict()
-        if n_boot and sig.intervals:
-            d.update(interval(metric, boot[:, cols]))
-        elif n_boot:  # the randomization test's inputs, for pairing (not written)
-            d["_swapped"] = (metric, totals[cols], boot[:, cols])
-        out.append(d)
-    return out
+    resampling = sig.resampling if sig is not None else None
+    replicates = acc_ops.boot_of(acc, k) if resampling is not None and resampling.drawn else None
+    return scoring.score_all(metrics, acc_ops.stats_of(acc, k), acc_ops.nrefs_of(acc), replicates, resampling)
 
 
-def group_doc(metrics, acc: np.ndarray, sig: Optional[Significance] = None) -> Dict:
-    """The JSON object of one accumulator (see the module doc)."""
+def result_dict(result: scoring.MetricResult, paired: Optional[scoring.Paired] = None) -> Dict:
+    """One metric's JSON object: sacrebleu's fields and the statistics, the interval when
+    bootstrapped, and the paired test's fields when given."""
+    d = result.score.to_dict()
+    ci = result.interval
+    if ci is not None:
+        d.update(confidence_mean=ci.mean, confidence_low=ci.low, confidence_high=ci.high,
+                 confidence_half_width=ci.half_width, confidence=ci.text(1))
+    if paired is not None:
+        d.update(p_value=paired.p_value, significant=paired.significant, difference=paired.difference)
+    return d
+
+
+def group_doc(metrics, acc: np.ndarray, sig: Optional[Significance] = None,
+              scored: Optional[List[scoring.MetricResult]] = None,
+              paired: Optional[Sequence[Optional[scoring.Paired]]] = None) -> Dict:
+    """The JSON object of one accumulator (see the module doc), from its results when the caller
+    has them already (``scored``), with each metric's paired test (``paired``)."""
     metrics = as_metric_set(metrics)
-    parts = metric_dicts(metrics, acc, sig)
+    scored = score_acc(metrics, acc, sig) if scored is None else scored
+    parts = [result_dict(r, None if paired is None else paired[i]) for i, r in enumerate(scored)]
     if len(parts) == 1:
         return {**parts[0], "n_pairs": acc_ops.n_pairs(acc)}
     return {"n_pairs": acc_ops.n_pairs(acc), "scores": parts}
@@ -109,11 +107,6 @@ def group_doc(metrics, acc: np.ndarray, sig: Optional[Significance] = None) -> D
 
 #: the name beambleu's earlier releases gave :func:`group_doc` (one metric: BLEU)
 bleu_dict = group_doc
-
-
-def score_parts(doc: Dict) -> List[Dict]:
-    """The per-metric objects of a group's (or the corpus') JSON object."""
-    return doc["scores"] if "scores" in doc else [doc]
 
 
 def _key(name, d):
@@ -183,45 +176,6 @@ class TableLayout:
     def row(self, d: Dict) -> Dict:
         """The group table's row of a group's JSON object."""
         return {name: get(d) for name, _, get in self.columns}
-
-
-def score_groups(metrics, group_by: Sequence[str], table: grouptable.GroupTable,
-                 sig: Optional[Significance] = None, system_column: str = "system",
-                 chunk_rows: int = 4096) -> Iterator[List[Dict]]:
-    """The JSON objects of one combined table's groups, in its (canonical) key order, a chunk at a
-    time (memory: a chunk, plus the baseline's groups when testing), with the paired test against
-    the baseline's group of the same other key values when asked."""
-    from .significance import paired, strip_replicates
-
-    metrics = as_metric_set(metrics)
-    testing = sig is not None and sig.paired and system_column in group_by
-    pos = list(group_by).index(system_column) if testing else None
-    baselines = {}  # other key values -> the baseline's group, with its replicate scores
-    if testing:
-        for key, acc in grouptable.iter_rows(table):
-            if key[pos] == sig.baseline:
-                baselines[key[:pos] + key[pos + 1:]] = metric_dicts(metrics, acc, sig)
-    docs = []
-    for key, acc in grouptable.iter_rows(table, chunk_rows):
-        d = {"group_by": list(group_by), "key": dict(zip(group_by, key)), **group_doc(metrics, acc, sig)}
-        if testing:
-            base = baselines.get(key[:pos] + key[pos + 1:])
-            d["baseline"] = sig.baseline
-            if base is not None and key[pos] != sig.baseline:
-                for part, base_part in zip(score_parts(d), base):
-                    part.update(paired(part, base_part))
-            else:
-                for part in score_parts(d):
-                    part["p_value"] = None
-                if key[pos] != sig.baseline:
-                    d["paired_note"] = "the baseline has no pairs in this group"
-        strip_replicates(score_parts(d))
-        docs.append(d)
-        if len(docs) == chunk_rows:
-            yield docs
-            docs = []
-    if docs:
-        yield docs
 
 
 def part_table(docs: List[Dict], layout: TableLayout) -> pa.Table:

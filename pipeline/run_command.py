@@ -16,7 +16,7 @@ import re
 import shutil
 import sys
 import time
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 from .errors import UsageError
 from .inputs import ERROR_MARK, InputSpec, PipelineInputError
@@ -204,7 +204,7 @@ def _run_job(args, beam_argv, spec, metrics, sig, opts, runner_obj, out_cfg, dry
 
     from . import ownership, results
     from .inputs import plan
-    from .outputs import Finalize, commit, prepare_staging, summary_lines
+    from .outputs import Finalize, commit, prepare_staging, read_summary
     from .transforms import ComputeMetrics, ReadPairs, ScoreShards
 
     t0 = time.monotonic()
@@ -243,7 +243,7 @@ def _run_job(args, beam_argv, spec, metrics, sig, opts, runner_obj, out_cfg, dry
         scored = (scored, parts) | "Flatten" >> beam.Flatten()
     _ = (scored  # the corpus accumulator and the paths of the parts: small, whatever the number of groups
          | "Gather" >> beam.CombineGlobally(beam.combiners.ToListCombineFn()).without_defaults()
-         | "Write" >> beam.FlatMap(Finalize(metrics, spec, out_cfg, inputs, sig, layout.schema)))
+         | "Write" >> beam.FlatMap(Finalize(spec, out_cfg, inputs, sig, layout.schema)))
     t1 = time.monotonic()
     result = None
     guard.pipeline = p
@@ -283,7 +283,7 @@ def _run_job(args, beam_argv, spec, metrics, sig, opts, runner_obj, out_cfg, dry
         if not args.detach:
             _close(result)
     _report(result, the_plan.total_rows, time.monotonic() - t1, metrics)
-    for line in summary_lines(out_cfg):
+    for line in summary_lines(read_summary(out_cfg), out_cfg):
         print(line, flush=True)
     return 0
 
@@ -389,3 +389,31 @@ def _report(result, total_rows: int, seconds: float, metrics) -> None:
         shown = "(metrics not available on this runner)"
     print(f"beambleu: done in {seconds:.1f} s ({total_rows / max(seconds, 1e-9):,.0f} pairs/s); counters: {shown}",
           file=sys.stderr, flush=True)
+
+
+def _score_line(head: str, d: Dict) -> str:
+    """One score of the summary in sacrebleu's text form (the interval and p-value as run's JSON has them)."""
+    from bleu_core import formats
+    from bleu_core.scoring import Interval, Paired
+
+    ci = Interval(d["confidence_mean"], d["confidence_low"], d["confidence_high"], d["confidence_half_width"]) \
+        if d.get("confidence") else None
+    paired = Paired(d["p_value"], d["difference"]) if d.get("p_value") is not None else None
+    return formats.score_line(head, d["score"], 1, interval=ci, verbose=d.get("verbose_score", ""), paired=paired)
+
+
+def summary_lines(summary: Dict, cfg) -> List[str]:
+    """What ``beambleu run`` prints on stdout when the job has ended: the corpus score in
+    sacrebleu's text form, then the first groups, and where the rest are."""
+    from .document import score_parts
+
+    corpus, groups = summary["corpus"], summary["groups"]
+    lines = [_score_line(f"{d['name']}|{d['signature']}", d) for d in score_parts(corpus)]
+    for g in groups:
+        key = ",".join(f"{c}={'null' if g['key'][c] is None else g['key'][c]}" for c in g["group_by"])
+        lines += [_score_line(f"{key}: {d['name']}", d) for d in score_parts(g)]
+    total = sum(gs["groups"] for gs in summary["grouping_sets"])
+    if total > len(groups):  # the group table has every group; without it, the JSON document has
+        where = cfg.groups_output or cfg.output or "no output (give --output or --groups-output)"
+        lines.append(f"... and {total - len(groups):,} more groups in {where}")
+    return lines

@@ -170,20 +170,21 @@ def _reference_sources(args):
 
 
 class _System:
-    """What is added up for one system: total statistics, bootstrap replicate totals, the
-    randomization test's swapped totals, the --detail subsets' totals, sentence lines, and the
-    number of lines ending in a tokenized period."""
+    """What is added up for one system: total statistics, the replicate block (bootstrap
+    replicates or the randomization test's swapped totals), the --detail subsets' totals, sentence
+    lines, and the number of lines ending in a tokenized period. Every sum is checked."""
 
     def __init__(self, width: int, n_subsets: int):
         self.total = np.zeros(width, dtype=np.int64)
-        self.boot = self.swapped = None
+        self.replicates = None
         self.subsets = np.zeros((n_subsets, width), dtype=np.int64)
         self.n_subset = [0] * n_subsets
         self.lines = None  # --sentence-level: the lines, spooled to a temporary file past a few MB
         self.n, self.tokenized = 0, 0
 
     def add(self, run: "_Run", hyps, refs, first: int) -> None:
-        from bleu_core import bootstrap as bs
+        from bleu_core import scoring
+        from bleu_core.sums import column_sums
 
         from .significance import row_keys_for_lines
 
@@ -191,7 +192,8 @@ class _System:
         keep = None if run.mask is None else _window(run.mask, first, len(hyps))
         for i, (_, m) in enumerate(run.subsets):
             sel = _window(m, first, len(hyps))
-            self.subsets[i] += rows[sel].sum(axis=0)
+            scoring.add(self.subsets[i], column_sums(rows[sel]), "the statistics of a subset",
+                        run.metrics.stat_name)
             self.n_subset[i] += int(sel.sum())
         if keep is not None:
             rows = rows[keep]
@@ -207,16 +209,13 @@ class _System:
             self.lines.writelines(one.score(row).format(run.args.width, run.args.score_only, sig) + "\n"
                                   for row in rows)
             return
-        keys = row_keys_for_lines(len(keep) if keep is not None else len(rows), first)
-        if keep is not None:
-            keys = keys[keep]
-        if run.n_boot:
-            b = bs.bootstrap_totals(rows, keys, run.n_boot, run.args.seed)[0]
-            self.boot = b if self.boot is None else self.boot + b
-        if run.n_trials:
-            s = bs.swap_totals(rows, keys, run.n_trials, run.args.seed)[0]
-            self.swapped = s if self.swapped is None else self.swapped + s
-        self.total += rows.sum(axis=0)
+        if run.resampling is not None:
+            keys = row_keys_for_lines(len(keep) if keep is not None else len(rows), first)
+            if keep is not None:
+                keys = keys[keep]
+            block = scoring.replicate_block(rows, keys, run.resampling)
+            self.replicates = scoring.add(self.replicates, block, "the replicate totals of a system")
+        scoring.add(self.total, column_sums(rows), "the statistics of a system", run.metrics.stat_name)
 
 
 def _window(mask: np.ndarray, first: int, n: int) -> np.ndarray:
@@ -238,12 +237,21 @@ def _test_set_lines(ref_sources) -> int:
 
 class _Run:
     def __init__(self, args, metrics, mask, subsets):
-        from .significance import n_boot, n_trials
+        from .significance import resampling
 
         self.args, self.metrics, self.mask, self.subsets = args, metrics, mask, subsets
-        self.n_boot = n_boot(args, metrics.width)
-        self.n_trials = n_trials(args, metrics.width)
+        self.resampling = resampling(args, metrics.width)  # None: nothing drawn
         self.nrefs = 1
+
+    def results(self, system: "_System", order=None):
+        """The score stage's results of one system, for every metric (in ``order`` when given)."""
+        from bleu_core import scoring
+
+        order = range(len(self.metrics)) if order is None else order
+        return [scoring.score_metric(self.metrics[i], system.total[self.metrics.slices[i]], self.nrefs,
+                                     None if system.replicates is None else
+                                     system.replicates[:, self.metrics.slices[i]], self.resampling)
+                for i in order]
 
 
 def run(args) -> int:
@@ -331,56 +339,35 @@ def _check_systems(args, n: int) -> None:
 # ----------------------------------------------------------------------------- one system
 
 
-def _sacrebleu_json(score, signature: str, width: int, ci: Optional[Dict], stats: bool,
-                    resources: Optional[Dict] = None) -> str:
-    """sacrebleu's JSON object of one score (its keys, its rounding), then, with ``--with-stats``,
-    ``score_exact``, the metric's statistics and the files it read (``resources``: the
-    SentencePiece model's path and SHA-256)."""
-    d = {"name": score.name, "score": float(f"{score.score:.{width}f}"), "signature": signature}
+def _with_stats(result, resources: Optional[Dict]) -> Dict:
+    """``--with-stats``: ``score_exact``, the unrounded interval, the metric's statistics and the
+    files it read (``resources``: the SentencePiece model's path and SHA-256)."""
+    extra = {"score_exact": result.score.score}
+    ci = result.interval
     if ci is not None:
-        mean, half = f"{ci['mean']:.{width}f}", f"{ci['half_width']:.{width}f}"
-        d.update(confidence_mean=float(mean), confidence_var=float(half), confidence=f"μ = {mean} ± {half}")
-    verbose = getattr(score, "verbose_score", "")
-    if verbose:
-        d["verbose_score"] = verbose
-    for part in signature.split("|"):
-        key, _, value = part.partition(":")
-        d[key] = value
-    if stats:
-        d["score_exact"] = score.score
-        if ci is not None:
-            d.update(confidence_mean_exact=ci["mean"], confidence_low=ci["low"], confidence_high=ci["high"],
-                     confidence_half_width=ci["half_width"])
-        d.update({k: v for k, v in score.to_dict().items() if k not in d and k != "score"})
-        d.update(resources or {})
-    return json.dumps(d, indent=1, ensure_ascii=False)
+        extra.update(confidence_mean_exact=ci.mean, confidence_low=ci.low, confidence_high=ci.high,
+                     confidence_half_width=ci.half_width)
+    extra.update((k, v) for k, v in result.score.to_dict().items() if k != "score")
+    extra.update(resources or {})
+    return extra
 
 
 def _print_single(run: _Run, system: _System) -> None:
     """One system's scores as sacrebleu prints them: JSON (a list for several metrics), the
     scores alone (``-b``), or text lines aligned on their ``=``."""
-    from bleu_core import bootstrap as bs
+    from bleu_core import formats
 
     args, color = run.args, _colors(run.args)
     w = args.width
     out = []
-    for metric, cols in zip(run.metrics, run.metrics.slices):
-        score = metric.score(system.total[cols])
-        ci = None
-        if run.n_boot:
-            ci = bs.percentile_interval(bs.replicate_scores(metric, system.boot[:, cols]))
-        sig = metric.signature(run.nrefs, n_bootstrap=run.n_boot or None,
-                               seed=args.seed_label if run.n_boot else None)
+    for r in run.results(system):
+        name, value, verbose = r.score.name, r.score.score, r.score.verbose_score
         if args.format == "json" and not args.score_only:
-            out.append(_sacrebleu_json(score, sig.format(), w, ci, args.with_stats, metric.resources()))
-            continue
-        conf = f" (μ = {ci['mean']:.{w}f} ± {ci['half_width']:.{w}f})" if ci else ""
-        if args.score_only:
-            out.append(f"{score.score:.{w}f}{conf}")
-            continue
-        line = score.format(w, False, sig.format(args.short))
-        head, sep, rest = line.partition(f" = {score.score:.{w}f}")
-        out.append(f"{head}{sep}{conf}{rest}")
+            extra = _with_stats(r, r.metric.resources()) if args.with_stats else None
+            out.append(formats.sacrebleu_json(name, value, r.signature, w, r.interval, verbose, extra))
+        else:
+            out.append(formats.score_line(name, value, w, r.signature, r.interval, verbose, args.score_only,
+                                          args.short))
     if args.format == "json":
         print(out[0] if len(out) == 1 else "[\n" + ",\n".join(out) + "\n]")
         return
@@ -409,13 +396,15 @@ def _cli_order(run: "_Run") -> List[int]:
 
 def _print_detail(run: _Run, system: _System) -> None:
     """``--detail``: the scores of the test set's subsets (origlang and domain), as sacrebleu."""
+    from bleu_core import scoring
+
     from . import testsets
 
     rows = []
     for (label, _), totals, n in zip(run.subsets, system.subsets, system.n_subset):
         if n:
             for i in _cli_order(run):  # sacrebleu scores the subsets in -m order
-                score = run.metrics[i].score(totals[run.metrics.slices[i]])
+                score = scoring.score_metric(run.metrics[i], totals[run.metrics.slices[i]]).score
                 rows.append((label, n, score.name, score.score))
     for line in testsets.format_detail(rows, run.args.width, _colors(run.args).on):
         print(line)
@@ -433,43 +422,29 @@ class _Result:
 
 def _table_columns(run: _Run, systems: List[_System]):
     """{score name: cells} for every metric, and {score name: signature}: plain scores, or the
-    paired test's results."""
-    from bleu_core import bootstrap as bs
+    paired test's results (the score stage's, against the first system)."""
+    from bleu_core import scoring
 
     args = run.args
     columns: Dict[str, list] = {}
     sigs: Dict[str, str] = {}
-    order = range(len(run.metrics))
-    if args.paired_bs or args.paired_ar:  # sacrebleu's paired tests keep the -m order; the rest is sorted
-        order = _cli_order(run)
-    for i in order:
-        metric, cols = run.metrics[i], run.metrics.slices[i]
-        scores = [metric.score(s.total[cols]) for s in systems]
-        name = scores[0].name
-        sig = metric.signature(run.nrefs)
-        if not (args.paired_bs or args.paired_ar):
-            columns[name] = [f"{s.score:.{args.width}f}" for s in scores]
-            sigs[name] = sig.format(args.short)
+    paired = args.paired_bs or args.paired_ar
+    order = _cli_order(run) if paired else None  # sacrebleu's paired tests keep the -m order; the rest is sorted
+    per_system = [run.results(s, order) for s in systems]
+    for results in zip(*per_system):  # one metric's results, system by system
+        name = results[0].score.name
+        sigs[name] = results[0].signature.format(args.short)
+        if not paired:
+            columns[name] = [f"{r.score.score:.{args.width}f}" for r in results]
             continue
-        sig.update("seed", args.seed_label)
-        results = []
-        if args.paired_bs:
-            sig.update("bs", run.n_boot)
-            reps = [bs.replicate_scores(metric, s.boot[:, cols]) for s in systems]
-            for i, (score, rep) in enumerate(zip(scores, reps)):
-                ci = bs.percentile_interval(rep)
-                p = None if i == 0 else bs.paired_p_value(rep, reps[0], score.score, scores[0].score)
-                results.append(_Result(score.score, p, ci["mean"], ci["half_width"]))
-        else:
-            sig.update("ar", run.n_trials)
-            base = systems[0]
-            results.append(_Result(scores[0].score))
-            for s, score in zip(systems[1:], scores[1:]):
-                p = bs.randomization_test(metric, base.total[cols], base.swapped[:, cols], s.total[cols],
-                                          s.swapped[:, cols])
-                results.append(_Result(score.score, p))
-        columns[name] = results
-        sigs[name] = sig.format(args.short)
+        base = results[0]
+        cells = []
+        for i, r in enumerate(results):
+            p = None if i == 0 else scoring.paired_test(r, base).p_value
+            ci = r.interval
+            mean, half = (None, None) if ci is None else (ci.mean, ci.half_width)
+            cells.append(_Result(r.score.score, p, mean, half))
+        columns[name] = cells
     return columns, sigs
 
 

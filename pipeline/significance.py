@@ -1,5 +1,6 @@
-"""Bootstrap confidence intervals and paired significance, shared by ``beambleu score`` and
-``beambleu run`` (the arithmetic is in :mod:`bleu_core.bootstrap`; this is options and fields).
+"""The options of bootstrap confidence intervals and paired significance, shared by ``beambleu
+score`` and ``beambleu run`` (the arithmetic is in :mod:`bleu_core.bootstrap`, the results come
+from the score stage, :mod:`bleu_core.scoring`; this is flags, their checks and row identities).
 
 Flags follow sacrebleu's: ``--confidence`` / ``--confidence-n``, ``--paired-bs`` /
 ``--paired-bs-n``; the seed is ``--seed`` (sacrebleu reads ``SACREBLEU_SEED``; both default to
@@ -10,17 +11,12 @@ sacrebleu's ``confidence`` string ``μ = mean ± half-width``.
 
 from __future__ import annotations
 
-from typing import Dict, Sequence
-
 import numpy as np
 
 from bleu_core import bootstrap as bs
 
 from .argtypes import int_at_least
 from .errors import UsageError
-
-#: p-values below this are marked significant in reports
-ALPHA = 0.05
 
 #: argparse type of --confidence-n and --paired-bs-n; the upper limit, which depends on the
 #: metric, is checked by :func:`n_boot`
@@ -90,6 +86,21 @@ def n_boot(args, width: int) -> int:
     return _checked(flag, n, width)
 
 
+def resampling(args, width: int):
+    """The score stage's :class:`~bleu_core.scoring.Resampling` the options ask for (checked as
+    :func:`n_boot` and :func:`n_trials` check them), or None when nothing is drawn;
+    :func:`resolve_seed` has set the seed."""
+    from bleu_core import scoring
+
+    n = n_boot(args, width)
+    if n:
+        return scoring.Resampling(scoring.BOOTSTRAP, n, args.seed, args.seed_label)
+    n = n_trials(args, width)
+    if n:
+        return scoring.Resampling(scoring.RANDOMIZATION, n, args.seed, args.seed_label)
+    return None
+
+
 def n_trials(args, width: int) -> int:
     """Approximate randomization trials to run: 0 without ``--paired-ar`` (checked like
     :func:`n_boot`: every system and group holds each trial's swapped totals)."""
@@ -103,40 +114,6 @@ def _checked(flag: str, n: int, width: int) -> int:
         return bs.check_replicates(n, width)
     except (ValueError, TypeError) as exc:
         raise UsageError(f"{flag}: {exc}") from None
-
-
-def interval(metric, boot: np.ndarray, width: int = 1) -> Dict:
-    """Confidence fields of one score from its replicate totals; also returns the replicate
-    scores (under ``_replicates``, for pairing; not written)."""
-    scores = bs.replicate_scores(metric, boot)
-    ci = bs.percentile_interval(scores)
-    return {
-        "confidence_mean": ci["mean"],
-        "confidence_low": ci["low"],
-        "confidence_high": ci["high"],
-        "confidence_half_width": ci["half_width"],
-        "confidence": f"μ = {ci['mean']:.{width}f} ± {ci['half_width']:.{width}f}",
-        "_replicates": scores,
-    }
-
-
-def paired(system: Dict, baseline: Dict) -> Dict:
-    """The paired test's fields for ``system`` against ``baseline``: the bootstrap test when both
-    carry ``_replicates`` (replicate scores), the approximate randomization test when both carry
-    ``_swapped`` (metric, totals, swapped trial totals)."""
-    if "_swapped" in system:
-        metric, sys_total, sys_swapped = system["_swapped"]
-        _, base_total, base_swapped = baseline["_swapped"]
-        p = bs.randomization_test(metric, base_total, base_swapped, sys_total, sys_swapped)
-    else:
-        p = bs.paired_p_value(system["_replicates"], baseline["_replicates"], system["score"], baseline["score"])
-    return {"p_value": p, "significant": p < ALPHA, "difference": system["score"] - baseline["score"]}
-
-
-def strip_replicates(docs: Sequence[Dict]) -> None:
-    for d in docs:
-        d.pop("_replicates", None)
-        d.pop("_swapped", None)
 
 
 def row_keys_for_lines(n: int, first: int = 0) -> np.ndarray:

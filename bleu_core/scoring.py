@@ -1,0 +1,188 @@
+"""The score stage: accumulated totals in, typed results out (Beam-free; it never names a metric).
+
+Every surface that shows a score goes through here: ``beambleu score`` (one system, its table of
+systems, the paired tests), ``beambleu run`` (the corpus and every group, scored on the workers),
+:mod:`bleu_core.compat` (sacrebleu's Python API) and ``beambleu report``. They differ only in how
+they print the results (:mod:`bleu_core.formats`), never in how the results are computed.
+
+In: a :class:`~bleu_core.protocol.MetricSet`, a totals vector (the metrics' statistics side by
+side), the set of reference counts, and, when asked (:class:`Resampling`), a block of replicate
+totals: B bootstrap replicates (intervals, the paired bootstrap test) or T trials of the
+approximate randomization test (the totals of each trial's swapped rows). Out: one
+:class:`MetricResult` per metric (its score object, signature object, interval, and what the
+paired test needs), and :func:`paired_test` compares two of them with one implementation of both
+tests. :func:`add` is the one checked sum of statistics blocks.
+
+Floating point appears here only through each metric's own ``score``: totals are exact integers
+until then (:mod:`bleu_core.sums`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import List, Optional, Sequence
+
+import numpy as np
+
+from . import bootstrap as bs
+from .protocol import Metric, MetricSet, Score
+from .signature import SignatureFields
+from .sums import checked_add
+
+#: what the replicate block of an accumulator holds (Resampling.method)
+BOOTSTRAP, RANDOMIZATION = "bootstrap", "randomization"
+#: p-values below this are marked significant (sacrebleu's threshold)
+ALPHA = 0.05
+
+
+@dataclass(frozen=True)
+class Resampling:
+    """What is drawn besides the totals: nothing (``method=None``), ``n`` Poisson bootstrap
+    replicates, or ``n`` approximate randomization trials; ``seed`` draws them and ``seed_label``
+    is the signature's ``seed:`` (``SACREBLEU_SEED=none`` draws a seed but shows ``none``)."""
+
+    method: Optional[str] = None
+    n: int = 0
+    seed: int = bs.DEFAULT_SEED
+    seed_label: Optional[str] = None
+
+    def __post_init__(self):
+        if self.method not in (None, BOOTSTRAP, RANDOMIZATION):
+            raise ValueError(f"unknown resampling method {self.method!r}")
+
+    @property
+    def drawn(self) -> int:
+        """Replicates or trials an accumulator holds (0 without resampling)."""
+        return self.n if self.method else 0
+
+    @property
+    def intervals(self) -> bool:
+        """Bootstrap replicates: every score gets its interval."""
+        return self.method == BOOTSTRAP and self.n > 0
+
+    @property
+    def label(self):
+        """The signature's ``seed:`` value."""
+        return self.seed if self.seed_label is None else self.seed_label
+
+
+@dataclass(frozen=True)
+class Interval:
+    """sacrebleu's bootstrap estimate: the replicates' mean, the 95% percentile interval
+    (``low``, ``high``) and its half-width (sacrebleu's ``ci``, ``confidence_var`` in its JSON)."""
+
+    mean: float
+    low: float
+    high: float
+    half_width: float
+
+    @classmethod
+    def of(cls, scores: Sequence[float]) -> "Interval":
+        ci = bs.percentile_interval(scores)
+        return cls(ci["mean"], ci["low"], ci["high"], ci["half_width"])
+
+    def text(self, width: int) -> str:
+        """``μ = mean ± half-width`` with ``width`` decimals."""
+        return f"μ = {self.mean:.{width}f} ± {self.half_width:.{width}f}"
+
+
+@dataclass(frozen=True)
+class Paired:
+    """A system's paired test against the baseline: the p-value and the score difference."""
+
+    p_value: float
+    difference: float
+
+    @property
+    def significant(self) -> bool:
+        return self.p_value < ALPHA
+
+
+@dataclass
+class MetricResult:
+    """One metric's result for one accumulator: its score (with the signature's text set),
+    the signature object (None for an empty accumulator, which has no reference count), the
+    interval when bootstrapped, and for pairing the replicate scores (bootstrap) or the
+    randomization trials' swapped totals, beside the exact totals."""
+
+    metric: Metric
+    score: Score
+    signature: Optional[SignatureFields]
+    totals: np.ndarray
+    interval: Optional[Interval] = None
+    replicate_scores: Optional[List[float]] = None
+    swapped: Optional[np.ndarray] = None
+
+
+def signature(metric: Metric, nrefs, resampling: Optional[Resampling] = None) -> SignatureFields:
+    """The signature of a score: the metric's fields, and with resampling sacrebleu's ``seed``
+    plus ``bs:B`` (bootstrap) or ``ar:T`` (randomization)."""
+    if resampling is None or not resampling.method:
+        return metric.signature(nrefs)
+    if resampling.method == BOOTSTRAP:
+        return metric.signature(nrefs, n_bootstrap=resampling.n, seed=resampling.label)
+    sig = metric.signature(nrefs, seed=resampling.label)
+    sig.update("ar", resampling.n)
+    return sig
+
+
+def score_metric(metric: Metric, totals: np.ndarray, nrefs=None, replicates: Optional[np.ndarray] = None,
+                 resampling: Optional[Resampling] = None) -> MetricResult:
+    """One metric's :class:`MetricResult` of its totals (and its columns of a replicate block)."""
+    totals = np.asarray(totals, dtype=np.int64)
+    sig = None if nrefs is None else signature(metric, nrefs, resampling)
+    score = metric.score(totals).sign(sig)
+    result = MetricResult(metric, score, sig, totals)
+    if resampling is not None and resampling.drawn:
+        if replicates is None or replicates.shape[0] != resampling.n:
+            held = 0 if replicates is None else replicates.shape[0]
+            raise ValueError(f"the accumulator holds {held} replicates, expected {resampling.n}")
+        if resampling.intervals:
+            result.replicate_scores = bs.replicate_scores(metric, replicates)
+            result.interval = Interval.of(result.replicate_scores)
+        else:
+            result.swapped = np.asarray(replicates, dtype=np.int64)
+    return result
+
+
+def score_all(metrics: MetricSet, totals: np.ndarray, nrefs=None, replicates: Optional[np.ndarray] = None,
+              resampling: Optional[Resampling] = None) -> List[MetricResult]:
+    """Every metric's :class:`MetricResult` of one accumulator's totals (``width`` of the set)
+    and its replicate block (``int64[n, width]``), in the set's order."""
+    return [score_metric(metric, totals[cols], nrefs, None if replicates is None else replicates[:, cols],
+                         resampling)
+            for metric, cols in zip(metrics, metrics.slices)]
+
+
+def replicate_block(rows: np.ndarray, row_keys: np.ndarray, resampling: Resampling) -> Optional[np.ndarray]:
+    """``int64[n, width]``: what ``resampling`` draws from per-pair statistics ``rows`` (the
+    bootstrap's replicate totals, or the randomization trials' swapped totals), rows identified by
+    ``row_keys``; None without resampling. Blocks of different rows add (:func:`add`)."""
+    if not resampling.drawn:
+        return None
+    draw = bs.bootstrap_totals if resampling.method == BOOTSTRAP else bs.swap_totals
+    return draw(rows, row_keys, resampling.n, resampling.seed)[0]
+
+
+def paired_test(system: MetricResult, baseline: MetricResult) -> Paired:
+    """``system`` against ``baseline`` (the same metric, resampled alike): the paired bootstrap
+    test when both hold replicate scores, the approximate randomization test when both hold
+    swapped trial totals (:mod:`bleu_core.bootstrap` has the arithmetic of each)."""
+    if system.swapped is not None and baseline.swapped is not None:
+        p = bs.randomization_test(system.metric, baseline.totals, baseline.swapped, system.totals, system.swapped)
+    elif system.replicate_scores is not None and baseline.replicate_scores is not None:
+        p = bs.paired_p_value(system.replicate_scores, baseline.replicate_scores, system.score.score,
+                              baseline.score.score)
+    else:
+        raise ValueError("a paired test needs both systems resampled (bootstrap replicates or randomization trials)")
+    return Paired(p, system.score.score - baseline.score.score)
+
+
+def add(total: Optional[np.ndarray], part: np.ndarray, what: str = "the sum of statistics", name=None) -> np.ndarray:
+    """``total + part`` of statistics (or replicate) blocks, exact: OverflowError instead of a
+    wrapped value. ``total`` None starts the sum (a copy of ``part``)."""
+    part = np.asarray(part, dtype=np.int64)
+    if total is None:
+        return part.copy()
+    kwargs = {} if name is None else {"name": name}
+    return checked_add(total, part, out=total, what=what, **kwargs)

@@ -1,0 +1,61 @@
+"""Exact integer sums of statistics, shared by every metric: int64 until a score is computed, and
+an OverflowError rather than a wrapped value (the one checked sum of beambleu)."""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+import numpy as np
+
+#: statistics are summed in int64: every value, and every sum, stays at most this
+INT64_MAX = 2**63 - 1
+
+
+def _overflow(what: str, index: int, name: Callable[[int], str]) -> OverflowError:
+    return OverflowError(f"{what} overflows int64: {name(index)} would exceed 2**63 - 1 = {INT64_MAX}")
+
+
+def checked_add(a: np.ndarray, b: np.ndarray, out: Optional[np.ndarray] = None, *,
+                what: str = "the sum of statistics",
+                name: Callable[[int], str] = "entry {}".format) -> np.ndarray:
+    """``a + b`` of int64 arrays whose entries are all in 0 .. 2**63 - 1 (into ``out`` when
+    given), raising OverflowError (naming ``name(index)``) instead of wrapping.
+
+    Why the check is exact: each true sum is in 0 .. 2**64 - 2, and int64 addition wraps exactly
+    when it is >= 2**63, to ``sum - 2**64``, which is in -2**63 .. -2. So a negative entry in the
+    result is the sign, and the only sign, of an overflow. On error ``out`` is restored (int64
+    subtraction undoes the wrapped addition exactly)."""
+    total = np.add(a, b, out=out)
+    if total.size and total.min() < 0:
+        index = int(np.flatnonzero(total < 0)[0])
+        if out is not None:
+            np.subtract(out, b, out=out)
+        raise _overflow(what, index, name)
+    return total
+
+
+def column_sums(rows: np.ndarray, starts: Optional[np.ndarray] = None, *,
+                what: str = "the sum of statistics",
+                name: Callable[[int], str] = "column {}".format) -> np.ndarray:
+    """Exact int64 column sums of a non-negative int64 matrix: of all rows, or, given ``starts``
+    (as ``np.add.reduceat``), of each run ``rows[starts[j]:starts[j + 1]]``. Raises
+    OverflowError instead of wrapping, ValueError for a negative entry.
+
+    Why the fast path is exact: viewed as uint64, every entry is at most m = the largest entry
+    (a negative one would be >= 2**63 and fail the test below); a run has at most L rows, so every
+    partial sum is in 0 .. L * m, and when L * m <= 2**63 - 1 int64 arithmetic cannot wrap.
+    Otherwise (never with real text) the sums are redone in Python integers and checked."""
+    rows = np.asarray(rows, dtype=np.int64)
+    if len(rows) == 0:
+        return np.zeros(rows.shape[1:] if starts is None else (len(starts),) + rows.shape[1:], dtype=np.int64)
+    longest = len(rows) if starts is None else int(np.diff(np.r_[starts, len(rows)]).max())
+    if int(rows.view(np.uint64).max()) * longest <= INT64_MAX:
+        return rows.sum(axis=0) if starts is None else np.add.reduceat(rows, starts, axis=0)
+    exact = rows.astype(object)
+    if (exact < 0).any():
+        raise ValueError(f"{what}: statistics are non-negative, got {rows.min()}")
+    exact = exact.sum(axis=0) if starts is None else np.add.reduceat(exact, starts, axis=0)
+    too_big = np.flatnonzero((exact > INT64_MAX).reshape(-1))
+    if len(too_big):
+        raise _overflow(what, int(too_big[0]) % rows.shape[1], name)
+    return exact.astype(np.int64)
