@@ -350,10 +350,11 @@ def score_groups(metrics, group_by: Sequence[str], table: grouptable.GroupTable,
                 baselines[key[:pos] + key[pos + 1:]] = results.score_acc(metrics, acc, sig)
     docs = []
     for key, acc in grouptable.iter_rows(table, chunk_rows):
-        scored = results.score_acc(metrics, acc, sig)
         base = baselines.get(key[:pos] + key[pos + 1:]) if testing else None
+        is_baseline = testing and key[pos] == sig.baseline
+        scored = base if is_baseline else results.score_acc(metrics, acc, sig)  # the baseline is scored once
         paired = None
-        if base is not None and key[pos] != sig.baseline:
+        if base is not None and not is_baseline:
             paired = [scoring.paired_test(r, b) for r, b in zip(scored, base)]
         d = {"group_by": list(group_by), "key": dict(zip(group_by, key)),
              **results.group_doc(metrics, acc, sig, scored, paired)}
