@@ -48,7 +48,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "_text.h"
+#include "_buffers.h" /* View, get_view, rel_view, batch_shape: shared with _bleu.c */
+#include "_text.h"    /* u8dec, is_space: shared with _bleu.c */
 
 /* character orders up to this are packed into the key itself (3 * 21 bits) */
 #define PACKED_MAX 3

@@ -1,5 +1,5 @@
 /*
- * bleu_core/_text.h -- UTF-8, whitespace and buffer helpers shared by the C kernels.
+ * bleu_core/_text.h -- UTF-8 and whitespace helpers shared by the text kernels (_bleu.c, _chrf.c).
  *
  * Header-only (static inline) so that each extension module gets its own copy and no symbol
  * is exported. Include it after <Python.h>: is_space uses Py_UNICODE_ISSPACE, the predicate
@@ -60,54 +60,5 @@ static inline uint32_t u8cp(const uint8_t *s, Py_ssize_t i, int len) {
 
 /* Whether str.split() splits at code point cp. */
 static inline int is_space(uint32_t cp) { return Py_UNICODE_ISSPACE((Py_UCS4)cp); }
-
-/* A buffer argument held for the duration of a call: None (not held) or C-contiguous bytes. */
-typedef struct {
-    Py_buffer view;
-    int held;
-} View;
-
-/* Get the buffer of `o` (nothing for None); -1 with a Python error set if it has none. */
-static inline int get_view(PyObject *o, View *v, int writable) {
-    v->held = 0;
-    if (o == Py_None) return 0;
-    if (PyObject_GetBuffer(o, &v->view, writable ? PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS : PyBUF_C_CONTIGUOUS) < 0)
-        return -1;
-    v->held = 1;
-    return 0;
-}
-
-static inline void rel_view(View *v) { if (v->held) PyBuffer_Release(&v->view); }
-
-/* The shapes of a batch's buffers around n rows and m references, checked alike by every
-   kernel: n+1 int64 list offsets lo, validity bytes hv/rv (or none), and `out` of width int64
-   values per row (per_row) or one row. -1 with ValueError if not. */
-static inline int rows_shape(Py_ssize_t n, Py_ssize_t m, const View *lo, const View *hv, const View *rv,
-                             const View *out, int per_row, Py_ssize_t width) {
-    Py_ssize_t cells;
-    if (n < 0 || m < 0 || lo->view.len / 8 != n + 1) {
-        PyErr_SetString(PyExc_ValueError, "offset buffers have inconsistent lengths");
-        return -1;
-    }
-    if ((hv->held && hv->view.len < n) || (rv->held && rv->view.len < m)) {
-        PyErr_SetString(PyExc_ValueError, "validity buffers are too short");
-        return -1;
-    }
-    if (__builtin_mul_overflow(per_row ? n : 1, width, &cells) || out->view.len / 8 != cells || out->view.len % 8) {
-        PyErr_SetString(PyExc_ValueError, "out buffer has the wrong size");
-        return -1;
-    }
-    return 0;
-}
-
-/* rows_shape for n candidates (n+1 int64 offsets ho) and m references (m+1 offsets ro). */
-static inline int batch_shape(const View *ho, const View *ro, const View *lo, const View *hv, const View *rv,
-                              const View *out, int per_row, Py_ssize_t width, Py_ssize_t *pn, Py_ssize_t *pm) {
-    Py_ssize_t n = ho->view.len / 8 - 1, m = ro->view.len / 8 - 1;
-    if (rows_shape(n, m, lo, hv, rv, out, per_row, width) < 0) return -1;
-    *pn = n;
-    *pm = m;
-    return 0;
-}
 
 #endif /* BLEU_CORE_TEXT_H */

@@ -1,6 +1,6 @@
 """The vectorised batch path: Arrow arrays in, an ``int64[n, 2+2N]`` matrix (or its sum) out.
 
-The work happens in the compiled kernel ``bleu_core._kernel``, which reads the Arrow buffers
+The work happens in BLEU's compiled kernel ``bleu_core._bleu``, which reads the Arrow buffers
 in place (UTF-8 data, offsets, validity) and tokenizes, splits, interns and counts n-grams in
 one call per batch; Python touches only the arrays, never a token.
 """
@@ -16,9 +16,9 @@ import pyarrow as pa
 from .tokenizers import get_tokenizer
 
 try:
-    from . import _kernel
+    from . import _bleu
 except ImportError as exc:  # pragma: no cover - a broken build
-    _kernel = None
+    _bleu = None
     _KERNEL_ERROR = exc
 
 ArrayLike = Union[pa.Array, pa.ChunkedArray, Sequence]
@@ -54,7 +54,7 @@ def require_compiled(module, error: Optional[BaseException], what: str = "kernel
 
 
 def _require_kernel():
-    require_compiled(_kernel, globals().get("_KERNEL_ERROR"))
+    require_compiled(_bleu, globals().get("_KERNEL_ERROR"))
 
 
 def raise_row_error(exc: ValueError) -> None:
@@ -188,7 +188,7 @@ def batch_stats(
     n, width = len(cand), 2 + 2 * max_ngram_order
     out = np.zeros((n, width) if per_row else width, dtype=np.int64)
     try:
-        _kernel.stats(hd, ho, hv, rd, ro, rv, list_offsets, kernel_id, int(lowercase), max_ngram_order, tok.flags(),
+        _bleu.stats(hd, ho, hv, rd, ro, rv, list_offsets, kernel_id, int(lowercase), max_ngram_order, tok.flags(),
                       out, int(per_row), _stop_after)
     except ValueError as exc:
         raise_row_error(exc)
@@ -230,7 +230,7 @@ def _check_utf8(cand: pa.Array, child: pa.Array, list_offsets: np.ndarray) -> No
 
 
 def _stats_from_ids(tok, cand, child, list_offsets, lowercase, order, per_row, stop_after) -> np.ndarray:
-    """Statistics of token ids (see ``TokenizerSPM.encode_ids``), counted by ``_kernel.stats_ids``."""
+    """Statistics of token ids (see ``TokenizerSPM.encode_ids``), counted by ``_bleu.stats_ids``."""
     cand, child = _as_string(cand, "candidates"), _as_string(child, "references")
     _check_utf8(cand, child, list_offsets)
     hyp, ref = tok.encode_ids([cand, child], lowercase)
@@ -239,7 +239,7 @@ def _stats_from_ids(tok, cand, child, list_offsets, lowercase, order, per_row, s
     if stop_after < 3:  # the benchmarks' stage timings: encoding only
         return out
     try:
-        _kernel.stats_ids(*hyp, *ref, list_offsets, order, out, int(per_row))
+        _bleu.stats_ids(*hyp, *ref, list_offsets, order, out, int(per_row))
     except ValueError as exc:
         raise_row_error(exc)
     return out

@@ -282,7 +282,7 @@ def bootstrap_totals(rows: np.ndarray, row_keys: np.ndarray, n_boot: int, seed: 
     :func:`weights` then ``w @ rows``, fused in the C kernel (exact int64 sums: OverflowError
     rather than wrapping; ValueError for negative statistics or an ``n_boot`` that
     :func:`check_replicates` refuses)."""
-    from . import _kernel
+    from . import _resample
 
     rows = np.ascontiguousarray(rows, dtype=np.int64)
     check_replicates(n_boot, rows.shape[1])
@@ -292,6 +292,6 @@ def bootstrap_totals(rows: np.ndarray, row_keys: np.ndarray, n_boot: int, seed: 
     groups = np.ascontiguousarray(np.stack([np.asarray(g, dtype=np.int64) for g in group_sets]))
     out = np.zeros((n_groups, n_boot, rows.shape[1]), dtype=np.int64)
     if len(keys):
-        _kernel.bootstrap(keys, seed_key(seed), thresholds, groups, len(group_sets), rows, rows.shape[1], n_boot,
-                          out)
+        _resample.bootstrap(keys, seed_key(seed), thresholds, groups, len(group_sets), rows, rows.shape[1], n_boot,
+                            out)
     return out

@@ -264,17 +264,17 @@ def test_bootstrap_kernel_refuses_sizes_that_overflow():
     """Sizes whose products overflow Py_ssize_t are refused (run in a child: a crash fails the test)."""
     code = """
 import numpy as np
-from bleu_core import _kernel, bootstrap as bs
+from bleu_core import _resample, bootstrap as bs
 keys = bs.row_keys_from_position("f", 0, 4)
 stats, groups, out = np.zeros((4, 10), np.int64), np.zeros((1, 4), np.int64), np.zeros(10, np.int64)
 for n_sets, width, n_boot in [(1, 10, 2**62), (1, 2**62, 3), (1, 2**61, 2**61), (2**62, 10, 1), (1, 10, 1)]:
     try:
-        _kernel.bootstrap(keys, 1, bs.THRESHOLDS, groups, n_sets, stats, width, n_boot, out)
+        _resample.bootstrap(keys, 1, bs.THRESHOLDS, groups, n_sets, stats, width, n_boot, out)
         print("accepted")
     except ValueError as exc:
         print("refused:", exc)
 try:
-    _kernel.bootstrap(keys, 1, bs.THRESHOLDS, groups, 1, -np.ones((4, 10), np.int64), 10, 1, out)
+    _resample.bootstrap(keys, 1, bs.THRESHOLDS, groups, 1, -np.ones((4, 10), np.int64), 10, 1, out)
 except ValueError as exc:
     print("refused:", exc)
 """
@@ -287,23 +287,23 @@ except ValueError as exc:
 
 def test_statistics_kernel_checks_its_batch_sum():
     """The kernel adds a batch's statistics into ``out``: a sum past int64 raises, never wraps."""
-    from bleu_core import _kernel
+    from bleu_core import _bleu
 
     hd, ho, hv = _string_buffers(pa.array(["a b", "a"]), "candidates")
     child, list_offsets = _list_parts(pa.array([["a b"], ["a"]]))
     rd, ro, rv = _string_buffers(child, "references")
     out = np.zeros(10, np.int64)
-    _kernel.stats(hd, ho, hv, rd, ro, rv, list_offsets, _kernel.TOK_NONE, 0, 4, None, out, 0)
+    _bleu.stats(hd, ho, hv, rd, ro, rv, list_offsets, _bleu.TOK_NONE, 0, 4, None, out, 0)
     assert out.tolist() == [3, 3, 3, 1, 0, 0, 3, 1, 0, 0]
     out[:] = INT64_MAX - 1
     with pytest.raises(OverflowError, match="int64"):
-        _kernel.stats(hd, ho, hv, rd, ro, rv, list_offsets, _kernel.TOK_NONE, 0, 4, None, out, 0)
+        _bleu.stats(hd, ho, hv, rd, ro, rv, list_offsets, _bleu.TOK_NONE, 0, 4, None, out, 0)
 
 
 def test_id_kernel_reads_rows_through_their_index_and_checks_it():
     """``stats_ids`` (spBLEU): each side is a dictionary of id lists and an index per row; every
     offset and index is checked before a row is read."""
-    from bleu_core import _kernel
+    from bleu_core import _bleu
 
     def ids(*lists):
         offsets = np.cumsum([0] + [len(x) for x in lists]).astype(np.int64)
@@ -316,7 +316,7 @@ def test_id_kernel_reads_rows_through_their_index_and_checks_it():
         out = np.zeros((2, 10) if per_row else 10, np.int64)
         hi = None if hyp_index is None else np.array(hyp_index, np.int32)
         ri = None if ref_index is None else np.array(ref_index, np.int32)
-        _kernel.stats_ids(*hyp_side, hi, hyp_valid, *ref, ri, None, lists, 4, out, per_row)
+        _bleu.stats_ids(*hyp_side, hi, hyp_valid, *ref, ri, None, lists, 4, out, per_row)
         return out.tolist()
 
     # row 0: candidate [1] vs reference [1, 2]: c=1, r=2, one unigram match of 1;
@@ -336,8 +336,8 @@ def test_id_kernel_reads_rows_through_their_index_and_checks_it():
     # a null reference's index is never read either: row 1 keeps no reference and is refused
     out = np.zeros(10, np.int64)
     with pytest.raises(ValueError) as err:
-        _kernel.stats_ids(*hyp, np.array([1, 0], np.int32), None, *ref, np.array([0, 99], np.int32),
-                          np.array([1, 0], np.uint8), lists, 4, out, 0)
+        _bleu.stats_ids(*hyp, np.array([1, 0], np.int32), None, *ref, np.array([0, 99], np.int32),
+                        np.array([1, 0], np.uint8), lists, 4, out, 0)
     assert err.value.args == (1, -1, "no reference (all references are missing)")
     with pytest.raises(ValueError, match="offsets are not monotonic"):
         run([1, 0], [0, 1], hyp_side=(hyp[0], np.array([0, 5, 3], np.int64)))
@@ -351,23 +351,23 @@ def test_flatten_ids_packs_sentencepiece_lists():
     """SentencePiece's nested id lists become int32 values and int64 offsets; anything that is not
     a list of lists of ints in int32's non-negative range is refused, and a value's __index__ is
     never called (it could change the lists under the loop)."""
-    from bleu_core import _kernel
+    from bleu_core.tokenizers import _spm_ids
 
     class Index:
         def __index__(self):
             raise AssertionError("__index__ was called")
 
-    values, offsets = _kernel.flatten_ids([[1, 2], [], [2**31 - 1]])
+    values, offsets = _spm_ids.flatten_ids([[1, 2], [], [2**31 - 1]])
     assert np.frombuffer(values, np.int32).tolist() == [1, 2, 2**31 - 1]
     assert np.frombuffer(offsets, np.int64).tolist() == [0, 2, 2, 3]
-    values, offsets = _kernel.flatten_ids([])
+    values, offsets = _spm_ids.flatten_ids([])
     assert len(values) == 0 and np.frombuffer(offsets, np.int64).tolist() == [0]
     for bad in ([[-1]], [[2**31]], [[2**80]]):
         with pytest.raises(ValueError, match="not an int in 0..2"):
-            _kernel.flatten_ids(bad)
+            _spm_ids.flatten_ids(bad)
     for bad in ([1], [[1.5]], ([1],), [(1,)], [[Index()]]):
         with pytest.raises(TypeError):
-            _kernel.flatten_ids(bad)
+            _spm_ids.flatten_ids(bad)
 
 
 # ----------------------------------------------------------------------------- replicate limit

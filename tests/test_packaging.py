@@ -18,8 +18,10 @@ REPO = Path(__file__).resolve().parents[1]
 NAME = "beambleu-0.1.0"
 # folders the tests, benchmarks and deploy checks read besides the packages
 FOLDERS = ("tests", "examples", "benchmarks", "deploy", ".ci")
-FILES = ("LICENSE", "README.md", "pyproject.toml", "setup.py", "MANIFEST.in", "bleu_core/_kernel.c", "bleu_core/_chrf.c",
-         "bleu_core/_text.h")
+FILES = ("LICENSE", "README.md", "pyproject.toml", "setup.py", "MANIFEST.in", "bleu_core/_bleu.c", "bleu_core/_chrf.c",
+         "bleu_core/_resample.c", "bleu_core/tokenizers/_spm_ids.c", "bleu_core/_buffers.h", "bleu_core/_text.h")
+# the compiled kernels every wheel carries (module paths)
+KERNELS = ("bleu_core/_bleu", "bleu_core/_chrf", "bleu_core/_resample", "bleu_core/tokenizers/_spm_ids")
 # build products and local state that must never be shipped
 FORBIDDEN = (".so", ".pyc", "__pycache__", ".venv", ".git", ".pytest_cache", ".hypothesis")
 # sha256 of the Apache License 2.0 as published at https://www.apache.org/licenses/LICENSE-2.0.txt
@@ -51,7 +53,8 @@ def test_sdist_has_tests_examples_and_deploy_and_both_dists_carry_the_license(tm
     for name in set(project_files()) | {f for f in FILES if (REPO / f).is_file()}:
         (src / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(REPO / name, src / name)
-    (src / "bleu_core" / "_kernel.cpython-311-x86_64-linux-gnu.so").write_bytes(b"")
+    for kernel in KERNELS:
+        (src / f"{kernel}.cpython-311-x86_64-linux-gnu.so").write_bytes(b"")
     for folder in ("tests", "benchmarks"):
         (src / folder / "__pycache__").mkdir()
         (src / folder / "__pycache__" / "x.cpython-311.pyc").write_bytes(b"")
@@ -76,8 +79,8 @@ def test_sdist_has_tests_examples_and_deploy_and_both_dists_carry_the_license(tm
         names = set(wheel.namelist())
         assert wheel.read(f"{NAME}.dist-info/licenses/LICENSE") == (REPO / "LICENSE").read_bytes()
         assert "License-File: LICENSE" in wheel.read(f"{NAME}.dist-info/METADATA").decode()
-    assert any(n.startswith("bleu_core/_kernel.") and n.endswith(".so") for n in names)
-    assert any(n.startswith("bleu_core/_chrf.") and n.endswith(".so") for n in names)
+    for kernel in KERNELS:
+        assert any(n.startswith(f"{kernel}.") and n.endswith(".so") for n in names), kernel
     # the pipeline/ folder is installed as the package `beambleu`: no generic top-level `pipeline` module
     assert "beambleu/cli.py" in names and "beambleu/__main__.py" in names
     assert {n.split("/")[0] for n in names if not n.startswith(f"{NAME}.dist-info")} == {"bleu_core", "beambleu"}

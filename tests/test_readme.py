@@ -145,8 +145,8 @@ def readme_runs(tmp_path_factory) -> Dict[int, subprocess.CompletedProcess]:
     for name in project_files():
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(REPO / name, folder / name)
-    for kernel in (REPO / "bleu_core").glob("_kernel*.so"):
-        shutil.copy2(kernel, folder / "bleu_core" / kernel.name)
+    for kernel in (REPO / "bleu_core").rglob("_*.so"):
+        shutil.copy2(kernel, folder / kernel.relative_to(REPO))
     env = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
     runs = {}
     for i, command in enumerate(COMMANDS):
@@ -179,7 +179,7 @@ def test_python_in_a_source_folder_without_the_kernel_is_told_what_to_do(tmp_pat
         if name == "setup.py" or name.startswith("bleu_core/"):
             (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(REPO / name, tmp_path / name)
-    # without the editable install's finder, as after `pip install .`: only the folder provides bleu_core._kernel
+    # without the editable install's finder, as after `pip install .`: only the folder provides bleu_core._bleu
     code = ("import sys; sys.meta_path[:] = [f for f in sys.meta_path if not "
             "getattr(f, '__module__', '').startswith('__editable__')]; "
             "from bleu_core import corpus_bleu; corpus_bleu(['a'], [['a']])")

@@ -1,6 +1,6 @@
 """The Unicode flag table the batch kernel reads: one byte per code point.
 
-Bits (see ``_kernel.c``): 1 = ``\\p{N}``, 2 = ``\\p{P}``, 4 = ``\\p{S}`` as the installed
+Bits (see ``_bleu.c``): 1 = ``\\p{N}``, 2 = ``\\p{P}``, 4 = ``\\p{S}`` as the installed
 ``regex`` module classifies them (sacrebleu's ``intl`` uses that module), 8 = Chinese character
 as sacrebleu's ``zh`` range comparisons decide. Computed once per process from those sources,
 never from a copy of their data, so the kernel agrees with them whatever their versions.

@@ -19,7 +19,7 @@ from typing import Optional
 class Tokenizer:
     #: registry name, e.g. ``"13a"``
     name: str = ""
-    #: id understood by ``bleu_core._kernel`` or ``None``
+    #: id understood by ``bleu_core._bleu`` or ``None``
     kernel_id: Optional[int] = None
 
     def signature(self) -> str:

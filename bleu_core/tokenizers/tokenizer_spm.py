@@ -189,7 +189,7 @@ class Encoded(NamedTuple):
     """An array's token ids (:meth:`TokenizerSPM.encode_ids`): its distinct lines' ids (int32)
     and offsets into them (int64, one more than lines), each value's line in them (int32; 0 for a
     null value, which the kernel never looks up), and each value's validity (uint8, or None when
-    none is null), as ``_kernel.stats_ids`` takes them."""
+    none is null), as ``_bleu.stats_ids`` takes them."""
 
     values: np.ndarray
     offsets: np.ndarray
@@ -200,7 +200,7 @@ class Encoded(NamedTuple):
 class TokenizerSPM(Tokenizer):
     """One SentencePiece model, loaded once (see :func:`bleu_core.tokenizers.get_tokenizer`)."""
 
-    kernel_id = None  # the kernel counts the ids of encode_ids (bleu_core._kernel.stats_ids)
+    kernel_id = None  # the kernel counts the ids of encode_ids (bleu_core._bleu.stats_ids)
 
     def __init__(self, name: str, model: Optional[str] = None):
         if name not in SPM_MODELS:
@@ -277,7 +277,7 @@ class TokenizerSPM(Tokenizer):
         the lines with a piece that is not a token as it is, e.g. an unknown piece, whose text is
         its surface: the tokens of that piece's text, each the id of the piece it equals or the
         text itself when it equals none)."""
-        from .. import _kernel  # the batch path's kernel (bleu_core.batch checks that it is built)
+        from . import _spm_ids  # built with the batch path's kernel (bleu_core.batch checks that one)
 
         lines = distinct.to_pylist()
         lines = [s.lower().rstrip() for s in lines] if lowercase else [s.rstrip() for s in lines]
@@ -286,7 +286,7 @@ class TokenizerSPM(Tokenizer):
         was_enabled = gc.isenabled()
         gc.disable()
         try:
-            values, offsets = _kernel.flatten_ids(self.sp.encode(lines, out_type=int, num_threads=1))
+            values, offsets = _spm_ids.flatten_ids(self.sp.encode(lines, out_type=int, num_threads=1))
         finally:
             if was_enabled:
                 gc.enable()

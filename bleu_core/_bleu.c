@@ -1,11 +1,15 @@
 /*
- * bleu_core._kernel -- the batch statistics path.
+ * bleu_core._bleu -- BLEU's batch statistics: its tokenizer passes and its n-gram counting.
  *
  * One call turns a batch of candidates and their references (Arrow-style
  * buffers: UTF-8 data + int64 offsets + validity bytes) into BLEU sufficient
  * statistics, either one row per pair or their sum:
  *
  *     [c, r, matches_1..N, totals_1..N]
+ *
+ * `stats` tokenizes text; `stats_ids` counts text already tokenized and numbered (spBLEU:
+ * SentencePiece's piece ids, flattened by bleu_core.tokenizers._spm_ids). The metric-independent
+ * bootstrap is bleu_core._resample.
  *
  * Every step mirrors sacrebleu 2.6.0 exactly:
  *   - lowercasing calls Python's str.lower (ASCII rows take a byte fast path,
@@ -30,7 +34,8 @@
 #include <string.h>
 #include <stdlib.h>
 
-#include "_text.h" /* u8dec, u8len, u8cp, is_space, View: shared with _chrf.c */
+#include "_buffers.h" /* View, get_view, rows_shape, batch_shape: shared with _chrf.c */
+#include "_text.h"    /* u8dec, u8len, u8cp, is_space: shared with _chrf.c */
 
 enum { TOK_NONE = 0, TOK_13A = 1, TOK_INTL = 2, TOK_ZH = 3, TOK_CHAR = 4 };
 
@@ -941,232 +946,17 @@ done:
     return result;
 }
 
-/* ------------------------------------------------------ flattening SentencePiece's ids */
-
-PyDoc_STRVAR(flatten_ids_doc,
-"flatten_ids(lists) -> (values, offsets)\n"
-"\n"
-"A list of lists of ints in 0..2**31-1 (SentencePiece's ids of a batch of lines) as two\n"
-"bytearrays: the int32 values one after the other, and the int64 offsets of each list in\n"
-"them (len(lists)+1 values). TypeError if an item is not a list or a value not an int,\n"
-"ValueError if an int is outside 0..2**31-1.");
-
-static PyObject *k_flatten_ids(PyObject *self, PyObject *lists) {
-    (void)self;
-    if (!PyList_Check(lists)) { PyErr_SetString(PyExc_TypeError, "flatten_ids takes a list of lists"); return NULL; }
-    Py_ssize_t n = PyList_GET_SIZE(lists), total = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *item = PyList_GET_ITEM(lists, i);
-        if (!PyList_Check(item)) { PyErr_SetString(PyExc_TypeError, "flatten_ids takes a list of lists"); return NULL; }
-        total += PyList_GET_SIZE(item);
-    }
-    PyObject *values = PyByteArray_FromStringAndSize(NULL, total * 4);
-    PyObject *offsets = values ? PyByteArray_FromStringAndSize(NULL, (n + 1) * 8) : NULL;
-    if (!offsets) { Py_XDECREF(values); return NULL; }
-    int32_t *v = (int32_t *)PyByteArray_AS_STRING(values);
-    int64_t *o = (int64_t *)PyByteArray_AS_STRING(offsets);
-    Py_ssize_t k = 0;
-    o[0] = 0;
-    /* no Python code runs below (only exact ints are converted, so no __index__), but allocating
-       the two buffers may have run some (a collection's __del__): the lists are checked again */
-    if (PyList_GET_SIZE(lists) != n) { PyErr_SetString(PyExc_ValueError, "flatten_ids: the lists changed"); goto fail; }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *item = PyList_GET_ITEM(lists, i);
-        if (!PyList_Check(item)) { PyErr_SetString(PyExc_TypeError, "flatten_ids takes a list of lists"); goto fail; }
-        Py_ssize_t len = PyList_GET_SIZE(item);
-        if (k + len > total) { PyErr_SetString(PyExc_ValueError, "flatten_ids: the lists changed"); goto fail; }
-        for (Py_ssize_t j = 0; j < len; j++) {
-            PyObject *value = PyList_GET_ITEM(item, j);
-            if (!PyLong_Check(value)) {
-                PyErr_SetString(PyExc_TypeError, "flatten_ids: a value is not an int");
-                goto fail;
-            }
-            int overflow = 0;
-            long x = PyLong_AsLongAndOverflow(value, &overflow);
-            if (x == -1 && PyErr_Occurred()) goto fail;
-            if (overflow || x < 0 || x > INT32_MAX) {
-                PyErr_SetString(PyExc_ValueError, "flatten_ids: a value is not an int in 0..2**31-1");
-                goto fail;
-            }
-            v[k++] = (int32_t)x;
-        }
-        o[i + 1] = k;
-    }
-    if (k != total) { PyErr_SetString(PyExc_ValueError, "flatten_ids: the lists changed"); goto fail; }
-    return Py_BuildValue("(NN)", values, offsets);
-fail:
-    Py_DECREF(values);
-    Py_DECREF(offsets);
-    return NULL;
-}
-
-/* ---------------------------------------------------------------- Poisson bootstrap ---- */
-
-static inline uint64_t mix64(uint64_t x) {
-    x ^= x >> 30; x *= 0xBF58476D1CE4E5B9ULL;
-    x ^= x >> 27; x *= 0x94D049BB133111EBULL;
-    x ^= x >> 31;
-    return x;
-}
-
-#if defined(__GNUC__) && !defined(__clang__)
-/* GCC's vectorised width loop spills the weight loop's registers (~25% slower) */
-#define NO_VECTORIZE __attribute__((optimize("no-tree-vectorize")))
-#else
-#define NO_VECTORIZE
-#endif
-
-/* The bootstrap loop (see k_bootstrap), inlined into boot_plain and boot_checked with
- * `checked` a constant. With `checked`, every product is checked with __builtin_mul_overflow
- * and every sum acc + p (both in [0, 2**63 - 1]) is computed in uint64, where it is exact
- * (< 2**64) and exceeds int64 exactly when its top bit is set; OR-ing the sums collects that
- * bit. Returns the first row whose sums overflowed, or -1. */
-#define BOOT_ARGS const uint64_t *kp, uint64_t seed_key, const uint64_t *tp, Py_ssize_t K, const int64_t *gp, \
-    Py_ssize_t n_sets, const int64_t *sp, Py_ssize_t n, Py_ssize_t width, Py_ssize_t n_boot, int64_t *op
-#define BOOT_PASS kp, seed_key, tp, K, gp, n_sets, sp, n, width, n_boot, op
-
-static inline __attribute__((always_inline)) Py_ssize_t
-boot_loop(BOOT_ARGS, const int checked) {
-    for (Py_ssize_t i = 0; i < n; i++) {
-        uint64_t k = mix64(kp[i] ^ seed_key);
-        const int64_t *row = sp + i * width;
-        uint64_t top = 0;
-        int overflow = 0;
-        for (Py_ssize_t b = 0; b < n_boot; b++) {
-            uint64_t x = mix64(k + (uint64_t)(b + 1) * 0x9E3779B97F4A7C15ULL);
-            int64_t w = 0;
-            while (w < K && tp[w] <= x) w++;
-            if (!w) continue;
-            for (Py_ssize_t s = 0; s < n_sets; s++) {
-                int64_t *acc = op + (gp[s * n + i] * n_boot + b) * width;
-                for (Py_ssize_t l = 0; l < width; l++) {
-                    if (!checked) {
-                        acc[l] += w * row[l];
-                    } else {
-                        int64_t p;
-                        overflow |= __builtin_mul_overflow(w, row[l], &p);
-                        uint64_t v = (uint64_t)acc[l] + (uint64_t)p;
-                        acc[l] = (int64_t)v;
-                        top |= v;
-                    }
-                }
-            }
-        }
-        if (checked && (overflow || top >> 63)) return i;
-    }
-    return -1;
-}
-
-static NO_VECTORIZE Py_ssize_t boot_plain(BOOT_ARGS) { return boot_loop(BOOT_PASS, 0); }
-static NO_VECTORIZE Py_ssize_t boot_checked(BOOT_ARGS) { return boot_loop(BOOT_PASS, 1); }
-
-PyDoc_STRVAR(bootstrap_doc,
-"bootstrap(row_keys, seed_key, thresholds, groups, n_sets, stats, width, n_boot, out)\n\n"
-"Adds w[b, i] * stats[i] into out[groups[s, i], b] for every row i, replicate b and grouping\n"
-"set s, where w[b, i] = #{k : thresholds[k] <= mix(mix(row_keys[i] ^ seed_key) + (b + 1) * G)}\n"
-"(G = 0x9E3779B97F4A7C15, mix = splitmix64's finaliser): bleu_core.bootstrap.weights, fused.\n"
-"row_keys uint64[n]; thresholds uint64[K] ascending; groups int64[n_sets, n] (indices into out);\n"
-"stats int64[n, width]; out int64[n_groups, n_boot, width], C-contiguous, written in place.\n"
-"stats and out must be non-negative. Products and sums are checked: OverflowError instead of\n"
-"wrapping (out is then partly updated); ValueError for sizes whose products do not fit\n"
-"Py_ssize_t or do not match the buffers.");
-
-static PyObject *k_bootstrap(PyObject *self, PyObject *args) {
-    (void)self;
-    PyObject *o_keys, *o_thr, *o_groups, *o_stats, *o_out;
-    unsigned long long seed_key;
-    Py_ssize_t n_sets, width, n_boot;
-    if (!PyArg_ParseTuple(args, "OKOOnOnnO", &o_keys, &seed_key, &o_thr, &o_groups, &n_sets, &o_stats, &width,
-                          &n_boot, &o_out))
-        return NULL;
-    View keys, thr, groups, stats, out;
-    View *all[] = {&keys, &thr, &groups, &stats, &out};
-    for (int i = 0; i < 5; i++) all[i]->held = 0;
-    PyObject *result = NULL;
-    if (get_view(o_keys, &keys, 0) < 0 || get_view(o_thr, &thr, 0) < 0 || get_view(o_groups, &groups, 0) < 0 ||
-        get_view(o_stats, &stats, 0) < 0 || get_view(o_out, &out, 1) < 0)
-        goto done;
-    if (!keys.held || !thr.held || !groups.held || !stats.held || !out.held || width < 1 || n_boot < 1 || n_sets < 1) {
-        PyErr_SetString(PyExc_ValueError, "bootstrap: missing buffer or bad sizes");
-        goto done;
-    }
-    Py_ssize_t n = keys.view.len / 8, K = thr.view.len / 8;
-    Py_ssize_t per_group, set_cells, stat_cells;
-    if (__builtin_mul_overflow(n_boot, width, &per_group) || __builtin_mul_overflow(n_sets, n, &set_cells) ||
-        __builtin_mul_overflow(n, width, &stat_cells)) {
-        PyErr_SetString(PyExc_ValueError, "bootstrap: sizes too large (their products overflow Py_ssize_t)");
-        goto done;
-    }
-    /* n_groups * per_group <= out.view.len / 8, so no index into out below can overflow */
-    Py_ssize_t n_groups = out.view.len / 8 / per_group;
-    if (groups.view.len / 8 != set_cells || stats.view.len / 8 != stat_cells ||
-        out.view.len / 8 != n_groups * per_group) {
-        PyErr_SetString(PyExc_ValueError, "bootstrap: buffer lengths do not match n, width, n_boot");
-        goto done;
-    }
-    const uint64_t *kp = (const uint64_t *)keys.view.buf, *tp = (const uint64_t *)thr.view.buf;
-    const int64_t *gp = (const int64_t *)groups.view.buf, *sp = (const int64_t *)stats.view.buf;
-    int64_t *op = (int64_t *)out.view.buf;
-    for (Py_ssize_t j = 0; j < set_cells; j++) {
-        if (gp[j] < 0 || gp[j] >= n_groups) {
-            PyErr_SetString(PyExc_ValueError, "bootstrap: group index out of range");
-            goto done;
-        }
-    }
-    /* Weights are at most K, stats and out are non-negative, and a row is added at most n_sets
-     * times into one entry, so every entry of out ends at most
-     * max(out) + n_sets * K * sum_i max(stats[i]) = bound. When bound fits int64 (always, with
-     * real text) nothing can overflow and the loop runs unchecked; otherwise it checks every
-     * operation. */
-    int64_t bound = 0, sum_rowmax = 0;
-    int checked = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        int64_t rowmax = 0;
-        for (Py_ssize_t l = 0; l < width; l++) {
-            int64_t v = sp[i * width + l];
-            if (v < 0) { PyErr_SetString(PyExc_ValueError, "bootstrap: statistics must be non-negative"); goto done; }
-            if (v > rowmax) rowmax = v;
-        }
-        checked |= __builtin_add_overflow(sum_rowmax, rowmax, &sum_rowmax);
-    }
-    for (Py_ssize_t j = 0; j < n_groups * per_group; j++) {
-        if (op[j] < 0) { PyErr_SetString(PyExc_ValueError, "bootstrap: out must start non-negative"); goto done; }
-        if (op[j] > bound) bound = op[j];
-    }
-    checked |= __builtin_mul_overflow(sum_rowmax, (int64_t)K, &sum_rowmax);
-    checked |= __builtin_mul_overflow(sum_rowmax, (int64_t)n_sets, &sum_rowmax);
-    checked |= __builtin_add_overflow(bound, sum_rowmax, &bound);
-    Py_ssize_t bad_row;
-    Py_BEGIN_ALLOW_THREADS
-    bad_row = (checked ? boot_checked : boot_plain)(kp, (uint64_t)seed_key, tp, K, gp, n_sets, sp, n, width,
-                                                    n_boot, op);
-    Py_END_ALLOW_THREADS
-    if (bad_row >= 0) {
-        PyErr_Format(PyExc_OverflowError,
-                     "bootstrap: a replicate's weighted statistics total exceeds int64 (2**63 - 1) at row %zd",
-                     bad_row);
-        goto done;
-    }
-    Py_INCREF(Py_None);
-    result = Py_None;
-done:
-    for (int i = 0; i < 5; i++) rel_view(all[i]);
-    return result;
-}
-
 static PyMethodDef methods[] = {
     {"stats", k_stats, METH_VARARGS, stats_doc},
     {"stats_ids", k_stats_ids, METH_VARARGS, stats_ids_doc},
-    {"flatten_ids", k_flatten_ids, METH_O, flatten_ids_doc},
-    {"bootstrap", k_bootstrap, METH_VARARGS, bootstrap_doc},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "bleu_core._kernel", "Batch BLEU statistics kernel.", -1, methods, NULL, NULL, NULL, NULL,
+    PyModuleDef_HEAD_INIT, "bleu_core._bleu", "Batch BLEU statistics kernel.", -1, methods, NULL, NULL, NULL, NULL,
 };
 
-PyMODINIT_FUNC PyInit__kernel(void) {
+PyMODINIT_FUNC PyInit__bleu(void) {
     PyObject *mod = PyModule_Create(&module);
     if (!mod) return NULL;
     PyModule_AddIntConstant(mod, "TOK_NONE", TOK_NONE);
