@@ -38,21 +38,23 @@ SACREBLEU_VERSION = "2.6.0"
 INSTALL = "pip install 'beambleu[testsets]'"
 NO_SUBSETS = "No subset information found. Consider using --origlang argument."
 _YELLOW, _RESET = "\x1b[33m", "\x1b[0m"  # colorama's Fore.YELLOW and Style.RESET_ALL
-#: BLEU's tokenizer for a target language when --tokenize is not given (sacrebleu's BLEU._TOKENIZER_MAP)
 
 
 def add_testset_arguments(p, info: bool = True) -> None:
     """sacrebleu's test-set options, with its flag names, dests and defaults. ``info=False``
     (``beambleu convert``) adds only the ones that choose lines: ``-t``, ``-l``, ``--origlang``,
     ``--subset``."""
+    from bleu_core.tokenizers import DEFAULT_TOKENIZER, TARGET_LANGUAGES
+
     g = p.add_argument_group(f"test sets (sacrebleu's registry and cache: $SACREBLEU, default ~/.sacrebleu; "
                              f"{INSTALL})")
     g.add_argument("--test-set", "-t", dest="test_set", type=str, default=None, metavar="SET",
                    help="use the references of this sacrebleu test set instead of REF files (see --list); several, "
                         "separated by commas, are concatenated")
+    by_language = ", ".join(f"{lang}: {tok}" for lang, _, tok in TARGET_LANGUAGES)
     g.add_argument("--language-pair", "-l", dest="langpair", default=None, metavar="SRC-TRG",
                    help="language pair of the test set; its target language also picks BLEU's default tokenizer "
-                        "(zh: zh, ja: ja-mecab, ko: ko-mecab, else 13a)")
+                        f"({by_language}, else {DEFAULT_TOKENIZER})")
     g.add_argument("--origlang", "-ol", dest="origlang", default=None, metavar="LANG",
                    help="keep only documents originally written in LANG (non-LANG: in any other language)")
     g.add_argument("--subset", dest="subset", default=None, metavar="REGEX",
@@ -595,13 +597,15 @@ def tokenizer_warnings(tokenize: Optional[str], trg: Optional[str], test_set: Op
                        bleu: bool = True) -> List[str]:
     """sacrebleu's warnings about the BLEU tokenizer, in its order: ``-tok none`` with ``-t``;
     then (``bleu``: BLEU is computed) an explicit ``--tokenize`` that is not the one for a
-    Chinese, Japanese or Korean target."""
+    Chinese, Japanese or Korean target (bleu_core.tokenizers.TARGET_LANGUAGES)."""
+    from bleu_core.tokenizers import TARGET_LANGUAGES
+
     out = []
     if test_set is not None and tokenize == "none":
         out += ["You are turning off BLEU's internal tokenizer presumably to supply your own tokenized files.",
                 "Published numbers will not be comparable to other papers."]
     if bleu and tokenize is not None:
-        for lang, name, tok in (("zh", "Chinese", "zh"), ("ja", "Japanese", "ja-mecab"), ("ko", "Korean", "ko-mecab")):
+        for lang, name, tok in TARGET_LANGUAGES:
             if trg == lang and tokenize != tok:
                 out.append(f"Consider using the '{tok}' or 'spm' tokenizer for {name}.")
     if bleu and tokenize == "spm":

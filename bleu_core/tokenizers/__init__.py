@@ -30,8 +30,11 @@ SPM_TOKENIZERS = tuple(SPM_MODELS)
 #: every tokenizer name, in sacrebleu's spelling
 TOKENIZERS = (*_REGISTRY, *SPM_TOKENIZERS)
 DEFAULT_TOKENIZER = "13a"
+#: the one table of sacrebleu's BLEU tokenizers by target language: (language code, the language's
+#: name in sacrebleu's warning about another tokenizer, the tokenizer used when none is asked for)
+TARGET_LANGUAGES = (("zh", "Chinese", "zh"), ("ja", "Japanese", "ja-mecab"), ("ko", "Korean", "ko-mecab"))
 #: sacrebleu's BLEU tokenizer for a target language when none is asked for (else DEFAULT_TOKENIZER)
-LANGUAGE_TOKENIZERS = {"zh": "zh", "ja": "ja-mecab", "ko": "ko-mecab"}
+LANGUAGE_TOKENIZERS = {lang: tok for lang, _, tok in TARGET_LANGUAGES}
 
 
 def default_tokenizer(trg_lang) -> str:
