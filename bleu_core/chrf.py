@@ -34,6 +34,7 @@ import numpy as np
 import pyarrow as pa
 
 from .protocol import Metric, Score, checked_pairs, nrefs_label
+from .registry import Option
 from .signature import SignatureFields
 from .sums import INT64_MAX
 
@@ -112,6 +113,26 @@ class Chrf(Metric):
 
     id = "chrf"
     column_prefix = "chrf_"
+    option_group = "chrF options (as in sacrebleu; chrF++ is --chrf-word-order 2)"
+    options = (
+        Option("char_order", int, 6, "--chrf-char-order", "-cc", metavar="N",
+               help="character n-gram order (default: %(default)s)",
+               label="chrF character order", template_help="chrF: character n-gram order (default: 6)."),
+        Option("word_order", int, 0, "--chrf-word-order", "-cw", metavar="N",
+               help="word n-gram order (default: %(default)s; 2 is chrF++)",
+               label="chrF word order", template_help="chrF: word n-gram order (default: 0; 2 is chrF++)."),
+        Option("beta", int, 2, "--chrf-beta", metavar="BETA",
+               help="weight of recall against precision (default: %(default)s)",
+               label="chrF beta", template_help="chrF: weight of recall against precision (default: 2)."),
+        Option("whitespace", bool, False, "--chrf-whitespace", help="keep whitespace in character n-grams",
+               label="chrF whitespace", template_help="true: keep whitespace in chrF's character n-grams."),
+        Option("lowercase", bool, False, "--chrf-lowercase", help="case-insensitive chrF",
+               label="chrF lowercase", template_help="true: case-insensitive chrF."),
+        Option("eps_smoothing", bool, False, "--chrf-eps-smoothing",
+               help="eps smoothing of chrF++.py, NLTK and Moses instead of sacrebleu's effective order",
+               label="chrF eps smoothing",
+               template_help="true: eps smoothing (chrF++.py, NLTK, Moses) instead of effective order."),
+    )
 
     def __post_init__(self):
         for option in ("char_order", "word_order", "beta"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
 from typing import Iterable, List, Optional, Sequence, Tuple
 
@@ -10,10 +11,12 @@ import pyarrow as pa
 
 from .batch import batch_stats
 from .protocol import Metric, nrefs_label
-from .score import (BleuScore, Signature, bleu_of_checked, check_order, check_smoothing, check_stats,
-                    check_weights, stat_names)
+from .registry import Option
+from .score import (SMOOTH_DEFAULTS, BleuScore, Signature, bleu_of_checked, check_order, check_smoothing,
+                    check_stats, check_weights, stat_names)
 from .stats import BleuStats, scalar_stats
-from .tokenizers import check_spm_model, check_tokenizer_name, get_tokenizer
+from .tokenizers import TOKENIZERS, check_spm_model, check_tokenizer_name, default_tokenizer, get_tokenizer
+from .tokenizers.tokenizer_spm import is_url, local_path
 
 @dataclass(frozen=True)
 class Bleu(Metric):
@@ -30,6 +33,55 @@ class Bleu(Metric):
     #: BLEU's group-table columns keep the names they always had (``score``, ``bp``, ...)
     column_prefix = ""
     counter = ("candidate_tokens", 0)
+    option_group = "BLEU options (as in sacrebleu)"
+    options = (
+        # None: chosen from -l's target language (see from_options); sacrebleu's BLEU keeps no such attribute
+        Option("tokenize", str, None, "--tokenize", "-tok", choices=TOKENIZERS, compat=False,
+               help="tokenization method (default: 13a; as in sacrebleu, zh, ja-mecab or ko-mecab when -l "
+                    "names that target language); ja-mecab/ko-mecab need the ja/ko extras; flores101, "
+                    "flores200, spBLEU-1K and spm (old name of flores101) are spBLEU's SentencePiece "
+                    "tokenizers and need the spm extra",
+               label="Tokenizer",
+               template_help="sacrebleu tokenizer: 13a (default), intl, zh, char, none, ja-mecab, ko-mecab (these "
+                             "two need the ja/ko extras in the image), or spBLEU's flores101, flores200, spBLEU-1K, "
+                             "spm (SentencePiece; give spm_model).",
+               template_regex="^(13a|intl|zh|char|none|ja-mecab|ko-mecab|flores101|flores200|spBLEU-1K|spm)$"),
+        Option("spm_model", str, None, "--spm-model", metavar="PATH", compat=False,
+               help="the SentencePiece model file of those tokenizers: a path, or a gs:// or s3:// URL "
+                    "(default: sacrebleu's, $SACREBLEU/models/<file>, downloaded there when missing; "
+                    "not a sacrebleu flag)",
+               label="SentencePiece model",
+               template_help="The model file of the SentencePiece tokenizers, as a gs:// path the workers can read "
+                             "(e.g. gs://bucket/models/flores200sacrebleuspm): the workers have no sacrebleu cache "
+                             "to find it in.",
+               template_regex="^gs://[^/]+/.+$"),
+        Option("lowercase", bool, False, "--lowercase", "-lc", help="case-insensitive BLEU",
+               label="Lowercase", template_help="true for case-insensitive BLEU (sacrebleu -lc)."),
+        Option("smooth_method", str, "exp", "--smooth-method", "-s", choices=list(SMOOTH_DEFAULTS),
+               help="smoothing: exp (default), floor, add-k or none",
+               label="Smoothing", template_help="exp (default), floor, add-k or none, as in sacrebleu.",
+               template_regex="^(exp|floor|add-k|none)$"),
+        Option("smooth_value", float, None, "--smooth-value", "-sv",
+               help=f"value for floor (default {SMOOTH_DEFAULTS['floor']}) and add-k "
+                    f"(default {SMOOTH_DEFAULTS['add-k']})",
+               label="Smoothing value",
+               template_help=f"Value for floor (default {SMOOTH_DEFAULTS['floor']}) and add-k "
+                             f"(default {SMOOTH_DEFAULTS['add-k']})."),
+        # not a keyword of Bleu: the command line's warning about tokenized input
+        Option("force", bool, False, "--force", keyword=False,
+               help="do not warn about input that looks tokenized (100+ lines ending in ' .')",
+               label="Force", template_help="true: do not warn about input that looks tokenized."),
+        Option("max_ngram_order", int, 4, "--max-ngram-order", metavar="N",
+               help="highest n-gram order (default: %(default)s; not a sacrebleu flag)",
+               label="Maximum n-gram order", template_help="Highest n-gram order (default: 4).",
+               template_regex="^[1-9][0-9]*$"),
+        Option("effective_order", bool, False, "--effective-order",
+               help="leave out orders with no n-grams from the mean (on with --sentence-level)",
+               run_help="leave out orders with no n-grams from the mean (per-pair scores of --sentence-output "
+                        "always use it)",
+               label="Effective order",
+               template_help="true: leave out orders with no n-grams from the geometric mean."),
+    )
 
     tokenize: str = "13a"
     lowercase: bool = False
@@ -51,12 +103,39 @@ class Bleu(Metric):
         check_order(self.max_ngram_order)
         object.__setattr__(self, "weights", check_weights(self.weights, self.max_ngram_order))
 
+    @classmethod
+    def from_options(cls, options: dict, context) -> "Bleu":
+        """BLEU of the command line's options, with sacrebleu's context rules: no ``--tokenize``
+        is the target language's tokenizer (zh, ja-mecab, ko-mecab, else 13a); ``-sl`` turns
+        effective order on; a local ``--spm-model`` is made absolute, so that workers started
+        elsewhere read the same file (``""`` is left for the constructor to refuse)."""
+        options = dict(options)
+        if options.get("tokenize") is None:
+            options["tokenize"] = default_tokenizer(context.target_language)
+        spm_model = options.get("spm_model")
+        if spm_model and not is_url(spm_model):
+            options["spm_model"] = os.path.abspath(local_path(spm_model))
+        options["effective_order"] = options.get("effective_order", False) or context.sentence_level
+        return cls(**options)
+
     @property
     def tokenizer(self):
         return get_tokenizer(self.tokenize, self.spm_model)
 
     def load(self) -> None:
         self.tokenizer  # MeCab tokenizers need their extra and dictionary, SentencePiece its model
+
+    def named_files(self) -> List[str]:
+        return [self.spm_model] if self.spm_model else []
+
+    def loaded(self) -> "Bleu":
+        """Loaded, with the SentencePiece model found in sacrebleu's cache (or downloaded there)
+        named in ``spm_model`` when none was given."""
+        self.load()
+        model = self.resources().get("spm_model")
+        if model is not None and self.spm_model is None:
+            return replace(self, spm_model=model["path"])
+        return self
 
     def resources(self) -> dict:
         """``{"spm_model": {"tokenizer", "path", "sha256"}}`` for a SentencePiece tokenizer: the

@@ -19,7 +19,9 @@ A subclass provides:
   :meth:`score` (a :class:`Score` of a totals vector: the same function for a sentence, a group
   and the corpus), :meth:`signature`, and :meth:`sentence_metric` (the variant that scores one
   pair: BLEU turns effective order on there, as ``sacrebleu -sl`` does);
-* :meth:`table_columns`: the fields of a score that become columns of the group table.
+* :meth:`table_columns`: the fields of a score that become columns of the group table;
+* :attr:`options` (see :mod:`bleu_core.registry`), the options declared once, from which the
+  command-line flags, the compat class and the Dataflow template parameters are made.
 
 Shared here: input checking and the streamed corpus sum (:meth:`Metric.corpus_stats`,
 :meth:`Metric.corpus_score`) and :class:`MetricSet`, several metrics side by side as one wider
@@ -94,6 +96,19 @@ class Metric:
     column_prefix: str = ""
     #: a pipeline counter this metric's statistics give: (counter name, statistic column), or None
     counter: Optional[Tuple[str, int]] = None
+    #: the options, declared once (:class:`bleu_core.registry.Option`): the command-line flags, the
+    #: compat class's keywords and the Dataflow template parameters are made from them
+    options: tuple = ()
+    #: the title of the options' argument group in ``--help`` (``<id> options`` when empty)
+    option_group: str = ""
+
+    @classmethod
+    def from_options(cls, options: dict, context) -> "Metric":
+        """The metric of command-line options: ``options`` maps each keyword option's name to
+        its parsed value; ``context`` is a :class:`bleu_core.registry.CommandLine` (what else
+        the command line says), for a metric whose options depend on it (BLEU's tokenizer
+        follows ``-l``'s target language). The constructor refuses bad values."""
+        return cls(**options)
 
     # -- what a subclass provides -----------------------------------------------------------
 
@@ -138,6 +153,18 @@ class Metric:
     def load(self) -> None:
         """Make what the metric needs before any input is read (a tokenizer and its dictionary):
         RuntimeError if it cannot (a missing extra)."""
+
+    def named_files(self) -> List[str]:
+        """The files (paths or URLs) the options name that :meth:`load` reads, e.g. BLEU's
+        ``spm_model`` (``run`` checks that their object stores answer before loading)."""
+        return []
+
+    def loaded(self) -> "Metric":
+        """:meth:`load`, then the metric to hand to workers: with a file it found by itself fixed
+        in its options, so that every worker reads the one the driver found (BLEU: the
+        SentencePiece model from sacrebleu's cache); by default the same metric."""
+        self.load()
+        return self
 
     def resources(self) -> dict:
         """The files the loaded metric reads besides its input, for the record (a result's

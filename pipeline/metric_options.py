@@ -1,103 +1,83 @@
 """The metrics' command-line options, with sacrebleu's flag names and defaults (shared by
-``beambleu score`` and ``beambleu run``).
+``beambleu score`` and ``beambleu run``), made from :mod:`bleu_core.registry`.
 
-``--metrics`` picks metrics by id; each metric has one argument group and one constructor call
-here (``_METRICS``). Options are validated once, by the metric's constructor: a value it refuses
-is a :class:`~beambleu.errors.UsageError`. Metrics are computed and reported in sacrebleu's order
-(sorted by name), whatever the order on the command line.
+``--metrics`` picks metrics by id: the built-ins, then the installed plugins (a plugin that
+cannot be used is one warning line, and its id is then unknown). Each metric's declared options
+(:attr:`bleu_core.protocol.Metric.options`) are one argument group, and the metric is made from
+their parsed values by its class's ``from_options``. Options are validated once, by the metric's
+constructor: a value it refuses is a :class:`~beambleu.errors.UsageError`. Metrics are computed
+and reported in sacrebleu's order (sorted by name), whatever the order on the command line.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-from dataclasses import replace
+import sys
+
+from bleu_core import registry
 
 from .errors import UsageError
 
-
-def _add_bleu(p, run: bool) -> None:
-    from bleu_core.score import SMOOTH_DEFAULTS
-    from bleu_core.tokenizers import TOKENIZERS
-
-    g = p.add_argument_group("BLEU options (as in sacrebleu)")
-    g.add_argument("--tokenize", "-tok", choices=TOKENIZERS, default=None,
-                   help="tokenization method (default: 13a; as in sacrebleu, zh, ja-mecab or ko-mecab when -l "
-                        "names that target language); ja-mecab/ko-mecab need the ja/ko extras; flores101, "
-                        "flores200, spBLEU-1K and spm (old name of flores101) are spBLEU's SentencePiece "
-                        "tokenizers and need the spm extra")
-    g.add_argument("--spm-model", default=None, metavar="PATH",
-                   help="the SentencePiece model file of those tokenizers: a path, or a gs:// or s3:// URL "
-                        "(default: sacrebleu's, $SACREBLEU/models/<file>, downloaded there when missing; "
-                        "not a sacrebleu flag)")
-    g.add_argument("--lowercase", "-lc", action="store_true", help="case-insensitive BLEU")
-    g.add_argument("--smooth-method", "-s", choices=list(SMOOTH_DEFAULTS), default="exp",
-                   help="smoothing: exp (default), floor, add-k or none")
-    g.add_argument("--smooth-value", "-sv", type=float, default=None,
-                   help=f"value for floor (default {SMOOTH_DEFAULTS['floor']}) and add-k "
-                        f"(default {SMOOTH_DEFAULTS['add-k']})")
-    g.add_argument("--force", action="store_true",
-                   help="do not warn about input that looks tokenized (100+ lines ending in ' .')")
-    g.add_argument("--max-ngram-order", type=int, default=4, metavar="N",
-                   help="highest n-gram order (default: %(default)s; not a sacrebleu flag)")
-    g.add_argument("--effective-order", action="store_true",
-                   help="leave out orders with no n-grams from the mean" + (
-                       " (per-pair scores of --sentence-output always use it)" if run else
-                       " (on with --sentence-level)"))
+#: the warnings printed already (Beam builds the run options' parser more than once)
+_warned = set()
 
 
-def _bleu(args):
-    from bleu_core import Bleu
-
-    from bleu_core.tokenizers import default_tokenizer
-    from bleu_core.tokenizers.tokenizer_spm import is_url, local_path
-
-    from .testsets import trg_lang
-
-    tokenize = args.tokenize or default_tokenizer(trg_lang(args) if getattr(args, "langpair", None) else None)
-    spm_model = args.spm_model
-    if spm_model and not is_url(spm_model):  # the same file for workers started elsewhere ("" is refused below)
-        spm_model = os.path.abspath(local_path(spm_model))
-    return Bleu(tokenize=tokenize, lowercase=args.lowercase, smooth_method=args.smooth_method,
-                smooth_value=args.smooth_value, max_ngram_order=args.max_ngram_order,
-                effective_order=args.effective_order or getattr(args, "sentence_level", False),
-                spm_model=spm_model)
+def _warn(line: str) -> None:
+    """A warning line, once per process."""
+    if line not in _warned:
+        _warned.add(line)
+        print(f"beambleu: warning: {line}", file=sys.stderr)
 
 
-def _add_chrf(p, run: bool) -> None:
-    g = p.add_argument_group("chrF options (as in sacrebleu; chrF++ is --chrf-word-order 2)")
-    g.add_argument("--chrf-char-order", "-cc", type=int, default=6, metavar="N",
-                   help="character n-gram order (default: %(default)s)")
-    g.add_argument("--chrf-word-order", "-cw", type=int, default=0, metavar="N",
-                   help="word n-gram order (default: %(default)s; 2 is chrF++)")
-    g.add_argument("--chrf-beta", type=int, default=2, metavar="BETA",
-                   help="weight of recall against precision (default: %(default)s)")
-    g.add_argument("--chrf-whitespace", action="store_true", help="keep whitespace in character n-grams")
-    g.add_argument("--chrf-lowercase", action="store_true", help="case-insensitive chrF")
-    g.add_argument("--chrf-eps-smoothing", action="store_true",
-                   help="eps smoothing of chrF++.py, NLTK and Moses instead of sacrebleu's effective order")
+def _flags(opt, run: bool):
+    """The option strings of ``opt`` on this command (``run`` also answers to ``--a_b``)."""
+    flags = [opt.flag] + ([opt.short] if opt.short else [])
+    if run and "-" in opt.flag[2:]:
+        flags.append("--" + opt.dest)
+    return flags
 
 
-def _chrf(args):
-    from bleu_core.chrf import Chrf
+def _usable(p, run: bool):
+    """The registry's metric classes whose flags are free in parser ``p``; a plugin that would
+    take a flag already there is left out with a warning line."""
+    taken = getattr(p, "_target", p)._option_string_actions
+    classes = []
+    for metric_id, cls in registry.metrics().items():
+        clash = [f for opt in cls.options if opt.run or not run for f in _flags(opt, run) if f in taken]
+        if clash and metric_id not in registry.builtin_metrics():
+            _warn(f"metric plugin {metric_id!r} is skipped: its flag {clash[0]} is already an option of beambleu")
+            continue
+        classes.append(cls)
+    return classes
 
-    return Chrf(char_order=args.chrf_char_order, word_order=args.chrf_word_order, beta=args.chrf_beta,
-                lowercase=args.chrf_lowercase, whitespace=args.chrf_whitespace,
-                eps_smoothing=args.chrf_eps_smoothing)
+
+def _add_options(p, cls, run: bool) -> None:
+    """``cls``'s argument group: one flag per declared option (``score``-only ones left out of ``run``)."""
+    g = p.add_argument_group(cls.option_group or f"{cls.id} options")
+    for opt in cls.options:
+        if run and not opt.run:
+            continue
+        flags = [opt.flag] + ([opt.short] if opt.short else [])
+        if opt.switch:
+            g.add_argument(*flags, action="store_true", help=opt.help_for(run))
+            continue
+        kwargs = {} if opt.type is str else {"type": opt.type}
+        g.add_argument(*flags, choices=opt.choices, default=opt.default, metavar=opt.metavar, help=opt.help_for(run),
+                       **kwargs)
 
 
-#: id -> (add its options, make it from the parsed options)
-_METRICS = {"bleu": (_add_bleu, _bleu), "chrf": (_add_chrf, _chrf)}
-METRIC_IDS = tuple(_METRICS)
+def _metric_list(ids):
+    """The ``type`` of ``run --metrics``: comma-separated ids among ``ids``."""
 
+    def parse(text: str):
+        found = [t.strip().lower() for t in text.split(",")]
+        bad = [i for i in found if i not in ids]
+        if bad or not found:
+            raise argparse.ArgumentTypeError(f"unknown metric {bad[0] if bad else text!r} (choose from "
+                                             f"{', '.join(ids)}, comma-separated)")
+        return found
 
-def _metric_list(text: str):
-    ids = [t.strip().lower() for t in text.split(",")]
-    bad = [i for i in ids if i not in _METRICS]
-    if bad or not ids:
-        raise argparse.ArgumentTypeError(f"unknown metric {bad[0] if bad else text!r} (choose from "
-                                         f"{', '.join(METRIC_IDS)}, comma-separated)")
-    return ids
+    return parse
 
 
 def _add_ter(p) -> None:
@@ -109,27 +89,56 @@ def _add_ter(p) -> None:
 def add_metric_arguments(p, run: bool = False) -> None:
     """``--metrics`` and every metric's options (``score`` also accepts sacrebleu's TER flags,
     ignored as sacrebleu ignores the flags of a metric that is not selected)."""
+    for line in registry.skipped():
+        _warn(line)
+    classes = _usable(p, run)
+    ids = tuple(cls.id for cls in classes)
     if run:
-        p.add_argument("--metrics", type=_metric_list, default=["bleu"], metavar="M[,M...]",
-                       help=f"metrics computed in the same pass: {', '.join(METRIC_IDS)} (default: bleu)")
+        p.add_argument("--metrics", type=_metric_list(ids), default=["bleu"], metavar="M[,M...]",
+                       help=f"metrics computed in the same pass: {', '.join(ids)} (default: bleu)")
     else:
-        p.add_argument("--metrics", "-m", nargs="+", choices=METRIC_IDS, default=["bleu"], metavar="METRIC",
-                       help=f"metrics to compute: {', '.join(METRIC_IDS)} (default: bleu)")
-    for add, _ in _METRICS.values():
-        add(p, run)
+        p.add_argument("--metrics", "-m", nargs="+", choices=ids, default=["bleu"], metavar="METRIC",
+                       help=f"metrics to compute: {', '.join(ids)} (default: bleu)")
+    for cls in classes:
+        _add_options(p, cls, run)
     if not run:
         _add_ter(p)
+
+
+class _CommandLine(registry.CommandLine):
+    """The context of parsed options: ``-l``'s target language is read only when a metric asks
+    (a bad ``-l`` is then a usage error, as before any metric was made)."""
+
+    def __init__(self, args):
+        super().__init__(sentence_level=bool(getattr(args, "sentence_level", False)))
+        self._args = args
+
+    @property
+    def target_language(self):
+        from .testsets import trg_lang
+
+        return trg_lang(self._args) if getattr(self._args, "langpair", None) else None
+
+
+def make_metric(metric_id: str, args):
+    """The metric ``metric_id`` of parsed options (its class's ``from_options``; an option
+    ``run`` lacks takes its declared default)."""
+    cls = registry.get(metric_id)
+    options = {opt.name: getattr(args, opt.dest, opt.default) for opt in cls.options if opt.keyword}
+    return cls.from_options(options, _CommandLine(args))
 
 
 def metrics_from_args(args, before_load=None):
     """The :class:`~bleu_core.protocol.MetricSet` the options ask for, in sacrebleu's order, each
     metric made and loaded (a missing MeCab extra fails here, before any input is read). A
-    SentencePiece model is found (or downloaded) here too, and its path fixed in the metric, so
-    that every worker reads the file the driver found; a model that cannot be had is ModelError.
+    file a metric finds by itself (a SentencePiece model, found or downloaded) is fixed in it
+    here (:meth:`~bleu_core.protocol.Metric.loaded`), so that every worker reads the file the
+    driver found; a model that cannot be had is ModelError.
 
-    ``before_load(models)``, when given, is called once every metric is made (so bad options are
-    usage errors first) and before any is loaded, with the ``spm_model`` paths the metrics name
-    (``run`` checks that an object store holding one answers)."""
+    ``before_load(paths)``, when given, is called once every metric is made (so bad options are
+    usage errors first) and before any is loaded, with the files the metrics' options name
+    (:meth:`~bleu_core.protocol.Metric.named_files`: ``run`` checks that an object store holding
+    one answers)."""
     from bleu_core.protocol import MetricSet
     from bleu_core.tokenizers.tokenizer_spm import ModelError
 
@@ -137,21 +146,37 @@ def metrics_from_args(args, before_load=None):
     made = []
     for i in ids:
         try:
-            made.append(_METRICS[i][1](args))
-        except (ValueError, TypeError, RuntimeError) as exc:
+            made.append(make_metric(i, args))
+        except (registry.UnknownMetric, ValueError, TypeError, RuntimeError) as exc:
             raise UsageError(str(exc)) from None
     if before_load is not None:
-        before_load([m.spm_model for m in made if getattr(m, "spm_model", None)])
+        before_load([path for m in made for path in m.named_files()])
     metrics = []
     for metric in made:
         try:
-            metric.load()
-            model = metric.resources().get("spm_model")
-            if model is not None and metric.spm_model is None:
-                metric = replace(metric, spm_model=model["path"])
+            metric = metric.loaded()
         except ModelError:
             raise
         except (ValueError, TypeError, RuntimeError) as exc:
             raise UsageError(str(exc)) from None
         metrics.append(metric)
     return MetricSet(metrics)
+
+
+def template_parameters() -> list:
+    """The Dataflow Flex Template parameters of the metrics (``deploy/dataflow/metadata.json``):
+    the default metric's (BLEU's) options, ``metrics``, then every other metric's options, each
+    ``beambleu run`` option of a metric one parameter (``--a-b`` is parameter ``a_b``)."""
+    classes = list(registry.metrics().values())
+    ids = [cls.id for cls in classes]
+    choice = "(" + "|".join(ids) + ")"
+    metrics = {"name": "metrics", "label": "Metrics",
+               "helpText": f"Metrics computed in the same pass, comma-separated: {', '.join(ids)} (default: bleu).",
+               "isOptional": True, "paramType": "TEXT", "regexes": [f"^{choice}(,{choice})*$"]}
+    params = [[opt.template_parameter() for opt in cls.options if opt.run] for cls in classes]
+    return params[0] + [metrics] + [p for group in params[1:] for p in group]
+
+
+def template_switches() -> tuple:
+    """The metric parameters that are on/off switches of ``beambleu run`` (``true``/``false`` in a template)."""
+    return tuple(opt.dest for cls in registry.metrics().values() for opt in cls.options if opt.run and opt.switch)

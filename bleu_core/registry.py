@@ -1,0 +1,234 @@
+"""The metrics beambleu knows, and the options each one declares.
+
+A metric class (a :class:`~bleu_core.protocol.Metric`) declares its options once, as
+:attr:`~bleu_core.protocol.Metric.options`, a tuple of :class:`Option`: the constructor keyword,
+its type and default, sacrebleu's long flag and short form, the help text, and what the Dataflow
+template shows. ``beambleu score`` and ``beambleu run`` derive their flags from it, and
+``bleu_core.compat`` its sacrebleu-style classes; a metric made from the command line goes
+through :meth:`~bleu_core.protocol.Metric.from_options`.
+
+The registry maps a metric id (``--metrics``/``-m``) to its class: the built-ins (``bleu``:
+:class:`~bleu_core.metric.Bleu`, ``chrf``: :class:`~bleu_core.chrf.Chrf`), then the metrics of
+installed distributions that declare an entry point in the group ``beambleu.metrics``
+(``lenratio = beambleu_lenratio:LenRatio``: the name is the metric's id, the value its class).
+
+A plugin that cannot be used is left out, never half used: one that fails to import, is not a
+``Metric`` subclass, has an id other than its entry point's name, an id of a built-in or of an
+earlier plugin (plugins are read in the order of their ids, then distribution names), or a
+declaration that breaks the rules of :func:`check_declaration`. :func:`skipped` gives one line
+per plugin left out, naming its distribution and why (the command line prints them as warnings);
+asking for its id is then an unknown metric.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import re
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+from .protocol import Metric
+
+#: the entry-point group of metric plugins
+ENTRY_POINT_GROUP = "beambleu.metrics"
+
+#: what a metric id looks like (``--metrics bleu,chrf`` splits on commas and lowercases)
+ID = re.compile(r"[a-z][a-z0-9_]*")
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option of a metric, declared once.
+
+    ``name`` is the constructor keyword (``keyword=False``: an option of the command line that
+    the metric itself does not take, as BLEU's ``--force``, which only silences a warning);
+    ``type`` converts the command-line text (``bool``: an on/off switch, off by default);
+    ``default`` is the command line's default (``None`` may mean "chosen from the context", see
+    :meth:`~bleu_core.protocol.Metric.from_options`); ``flag`` and ``short`` are sacrebleu's long
+    flag and short form (``--smooth-method``, ``-s``); ``help`` may use ``%(default)s``, and
+    ``run_help`` replaces it for ``beambleu run`` when the two differ; ``choices`` and
+    ``metavar`` are argparse's. ``run=False``: a flag of ``beambleu score`` only. ``compat=False``:
+    not an attribute of the ``bleu_core.compat`` class (sacrebleu's class keeps no such
+    attribute). ``label``, ``template_help`` and ``template_regex`` describe the Dataflow
+    template parameter (by default: the flag's words, the help text, and a pattern from the type
+    or the choices: non-negative for ``int`` and ``float``)."""
+
+    name: str
+    type: Callable = str
+    default: object = None
+    flag: str = ""
+    short: Optional[str] = None
+    help: str = ""
+    choices: Optional[Sequence] = None
+    metavar: Optional[str] = None
+    run: bool = True
+    keyword: bool = True
+    compat: bool = True
+    run_help: Optional[str] = None
+    label: Optional[str] = None
+    template_help: Optional[str] = None
+    template_regex: Optional[str] = None
+
+    @property
+    def dest(self) -> str:
+        """The attribute of the parsed command line (``--chrf-char-order``: ``chrf_char_order``)."""
+        return self.flag[2:].replace("-", "_")
+
+    @property
+    def switch(self) -> bool:
+        """An on/off flag (``store_true``)."""
+        return self.type is bool
+
+    def help_for(self, run: bool) -> str:
+        """The help text of ``beambleu run`` (``run``) or ``beambleu score``."""
+        return self.run_help if run and self.run_help is not None else self.help
+
+    def template_parameter(self) -> dict:
+        """This option as a Dataflow Flex Template parameter (``TemplateMetadata.parameters``)."""
+        label = self.label or self.flag[2:].replace("-", " ").capitalize()
+        text = self.template_help or (self.help % {"default": self.default})
+        regex = self.template_regex
+        if regex is None:
+            if self.switch:
+                regex = "^(true|false)$"
+            elif self.choices:
+                regex = "^(" + "|".join(c if re.fullmatch(r"[\w-]+", c) else re.escape(c)
+                                        for c in map(str, self.choices)) + ")$"
+            elif self.type is int:
+                regex = "^[0-9]+$"
+            elif self.type is float:
+                regex = "^[0-9]+(\\.[0-9]+)?$"
+        param = {"name": self.dest, "label": label, "helpText": text, "isOptional": True, "paramType": "TEXT"}
+        if regex is not None:
+            param["regexes"] = [regex]
+        return param
+
+
+class CommandLine:
+    """What the command line says besides a metric's own options, for
+    :meth:`~bleu_core.protocol.Metric.from_options`: ``target_language`` (``-l``'s, ``None``
+    without it) and ``sentence_level`` (``beambleu score -sl``: one score per line)."""
+
+    def __init__(self, target_language: Optional[str] = None, sentence_level: bool = False):
+        self._target_language = target_language
+        self.sentence_level = sentence_level
+
+    @property
+    def target_language(self) -> Optional[str]:
+        return self._target_language
+
+
+def check_declaration(cls) -> None:
+    """ValueError (one line) unless ``cls`` declares its options as a metric plugin must: an id
+    that :data:`ID` matches, ``Option`` objects with distinct names, long flags ``--<id>-...``
+    (so that no plugin takes a flag of beambleu or of another metric) and no short form
+    (those are sacrebleu's), switches off by default, and every keyword option a parameter of
+    the constructor."""
+    if not isinstance(cls.id, str) or not ID.fullmatch(cls.id):
+        raise ValueError(f"id {cls.id!r} is not a metric id (lowercase letters, digits and _, a letter first)")
+    try:
+        params = inspect.signature(cls).parameters
+    except (TypeError, ValueError):
+        params = {}
+    names = set()
+    for opt in cls.options:
+        if not isinstance(opt, Option):
+            raise ValueError(f"options holds {type(opt).__name__} {opt!r}, not a bleu_core.registry.Option")
+        if opt.name in names:
+            raise ValueError(f"option {opt.name!r} is declared twice")
+        names.add(opt.name)
+        prefix = f"--{cls.id.replace('_', '-')}-"
+        if not re.fullmatch(re.escape(prefix) + r"[a-z0-9]+(-[a-z0-9]+)*", opt.flag):
+            raise ValueError(f"option {opt.name!r}: flag {opt.flag!r} is not of the form {prefix}NAME")
+        if opt.short is not None:
+            raise ValueError(f"option {opt.name!r}: short forms are sacrebleu's; a plugin declares long flags only")
+        if opt.switch and opt.default is not False:
+            raise ValueError(f"option {opt.name!r}: a bool option is a switch, its default must be False")
+        if opt.keyword and opt.name not in params:
+            raise ValueError(f"option {opt.name!r} is not a keyword of {cls.__name__}()")
+
+
+def builtin_metrics() -> Dict[str, type]:
+    """The built-in metrics: id -> class."""
+    from .chrf import Chrf
+    from .metric import Bleu
+
+    return {Bleu.id: Bleu, Chrf.id: Chrf}
+
+
+def _describe(ep) -> str:
+    dist = getattr(ep, "dist", None)
+    where = f"distribution {dist.name} {dist.version}" if dist is not None else "an unknown distribution"
+    return f"metric plugin {ep.name!r} ({ep.value}, {where})"
+
+
+@functools.lru_cache(maxsize=None)
+def _load() -> Tuple[Dict[str, type], Tuple[str, ...], Dict[str, str]]:
+    """(id -> class, one line per plugin left out, id -> why it was left out), read once."""
+    found = dict(builtin_metrics())
+    skipped, why = [], {}
+
+    def skip(ep, reason: str) -> None:
+        line = f"{_describe(ep)} is skipped: {reason}"
+        skipped.append(line)
+        why.setdefault(ep.name, line)
+
+    eps = sorted(metadata.entry_points(group=ENTRY_POINT_GROUP),
+                 key=lambda ep: (ep.name, getattr(getattr(ep, "dist", None), "name", "")))
+    for ep in eps:
+        try:
+            cls = ep.load()
+        except Exception as exc:  # a broken plugin is left out, whatever it raised
+            skip(ep, f"it cannot be imported: {type(exc).__name__}: {exc}")
+            continue
+        if not (isinstance(cls, type) and issubclass(cls, Metric)):
+            skip(ep, f"{ep.value} is not a subclass of bleu_core.protocol.Metric")
+            continue
+        if cls.id != ep.name:
+            skip(ep, f"its class's id is {cls.id!r}, not the entry point's name")
+            continue
+        if ep.name in found:
+            owner = "a built-in metric" if ep.name in builtin_metrics() else "an earlier plugin"
+            skip(ep, f"the id {ep.name!r} is {owner}'s")
+            continue
+        try:
+            check_declaration(cls)
+        except ValueError as exc:
+            skip(ep, str(exc))
+            continue
+        found[ep.name] = cls
+    return found, tuple(skipped), why
+
+
+def metrics() -> Dict[str, type]:
+    """Every usable metric: id -> class, the built-ins first, then the plugins by id."""
+    return dict(_load()[0])
+
+
+def ids() -> Tuple[str, ...]:
+    """The ids of :func:`metrics`, in its order."""
+    return tuple(_load()[0])
+
+
+def skipped() -> List[str]:
+    """One line per plugin left out, naming its distribution and why."""
+    return list(_load()[1])
+
+
+class UnknownMetric(LookupError):
+    """An id the registry does not have (the message says why, when a plugin of that id was left out)."""
+
+
+def get(metric_id: str) -> type:
+    """The class of a metric id, else :class:`UnknownMetric`."""
+    found, _, why = _load()
+    if metric_id in found:
+        return found[metric_id]
+    raise UnknownMetric(why.get(metric_id) or f"unknown metric {metric_id!r} (choose from {', '.join(found)})")
+
+
+def refresh() -> None:
+    """Read the built-ins and the entry points again (after installing a plugin in this process)."""
+    _load.cache_clear()
