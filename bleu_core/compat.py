@@ -26,7 +26,10 @@ ModelError naming its URL and where to put it; resample counts are capped as in
 
 from __future__ import annotations
 
+import functools
+import inspect
 import logging
+import types
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -35,7 +38,7 @@ from typing import Dict, List, Optional, Tuple
 import numpy as np
 import pyarrow as pa
 
-from . import bootstrap, formats, scoring
+from . import bootstrap, formats, registry, scoring
 from .batch import to_arrow
 from .chrf import Chrf
 from .metric import Bleu
@@ -157,9 +160,10 @@ class Signature(SignatureFields):
 
 class _Option:
     """An option of the wrapped bleu_core metric, read and set as a plain attribute, as on
-    sacrebleu's metrics; setting it rebuilds (and so re-checks) the wrapped metric."""
+    sacrebleu's metrics; setting it rebuilds (and so re-checks) the wrapped metric. A compat
+    class gets one per keyword option its metric declares (:attr:`bleu_core.registry.Option.compat`)."""
 
-    def __set_name__(self, owner, name):
+    def __init__(self, name: str):
         self.name = name
 
     def __get__(self, obj, owner=None):
@@ -186,6 +190,14 @@ class _Metric(ABC):
     bootstrap intervals and the signature."""
 
     _metric = None  # the wrapped bleu_core metric (Bleu or Chrf), set by the subclass
+
+    def __init_subclass__(cls, metric=None, **kwargs):
+        """``class BLEU(_Metric, metric=Bleu)``: the options ``Bleu`` declares become attributes."""
+        super().__init_subclass__(**kwargs)
+        if metric is not None:
+            for opt in metric.options:
+                if opt.keyword and opt.compat and opt.name not in cls.__dict__:
+                    setattr(cls, opt.name, _Option(opt.name))
 
     def __init__(self):
         self._ref_cache = None
@@ -332,7 +344,7 @@ class _Metric(ABC):
         return Signature(info)
 
 
-class BLEU(_Metric):
+class BLEU(_Metric, metric=Bleu):
     """sacrebleu's ``BLEU``: same arguments, defaults, attributes and results.
 
     ``tokenize=None`` picks the tokenizer from ``trg_lang`` (``zh``, ``ja-mecab``, ``ko-mecab``,
@@ -343,12 +355,6 @@ class BLEU(_Metric):
     TOKENIZERS = _TOKENIZER_NAMES
     TOKENIZER_DEFAULT = DEFAULT_TOKENIZER
     _TOKENIZER_MAP = LANGUAGE_TOKENIZERS
-
-    lowercase = _Option()
-    smooth_method = _Option()
-    smooth_value = _Option()
-    max_ngram_order = _Option()
-    effective_order = _Option()
 
     def __init__(self, lowercase: bool = False, force: bool = False, tokenize: Optional[str] = None,
                  smooth_method: str = "exp", smooth_value: Optional[float] = None,
@@ -401,7 +407,7 @@ class BLEU(_Metric):
         return super().sentence_score(hypothesis, references)
 
 
-class CHRF(_Metric):
+class CHRF(_Metric, metric=Chrf):
     """sacrebleu's ``CHRF`` (chrF, and chrF++ with ``word_order=2``): same arguments, defaults,
     attributes and results; ``references`` (streams) are kept for calls that pass
     ``references=None``."""
@@ -410,13 +416,6 @@ class CHRF(_Metric):
     WORD_ORDER = 0
     BETA = 2
     _PUNCTS = set('!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~')
-
-    char_order = _Option()
-    word_order = _Option()
-    beta = _Option()
-    lowercase = _Option()
-    whitespace = _Option()
-    eps_smoothing = _Option()
 
     def __init__(self, char_order: int = CHAR_ORDER, word_order: int = WORD_ORDER, beta: int = BETA,
                  lowercase: bool = False, whitespace: bool = False, eps_smoothing: bool = False,
@@ -435,6 +434,50 @@ class CHRF(_Metric):
     def _compute_score_from_stats(self, stats) -> CHRFScore:
         m = self._metric
         return CHRFScore(m.score(np.asarray(stats, dtype=np.int64)).score, m.char_order, m.word_order, m.beta)
+
+
+@functools.lru_cache(maxsize=None)
+def compat_class(metric) -> type:
+    """The sacrebleu-style class of a registered metric (its class, or its id): :class:`BLEU`
+    and :class:`CHRF` for the built-ins; for another metric, a class named after its id
+    (``LENRATIO``) whose keyword arguments are the metric's declared keyword options (default:
+    the metric's own) and ``references`` (streams kept for calls that pass ``references=None``).
+    Its options are attributes as on ``BLEU``; ``corpus_score``, ``sentence_score``,
+    ``get_signature`` and :class:`PairedTest` work as they do for ``BLEU``; scores are
+    :class:`Score` objects (name and score)."""
+    if isinstance(metric, str):
+        metric = registry.get(metric)
+    if metric is Bleu:
+        return BLEU
+    if metric is Chrf:
+        return CHRF
+    names = [opt.name for opt in metric.options if opt.keyword]
+    defaults = inspect.signature(metric).parameters
+    params = [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=defaults[n].default) for n in names]
+    params.append(inspect.Parameter("references", inspect.Parameter.KEYWORD_ONLY, default=None))
+
+    def __init__(self, references=None, **options):
+        unknown = sorted(set(options) - set(names))
+        if unknown:
+            raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument {unknown[0]!r}")
+        _Metric.__init__(self)
+        self._metric = metric(**options)
+        self._metric.load()
+        if references is not None:
+            self._ref_cache = self._cache_references(references)
+
+    __init__.__signature__ = inspect.Signature([inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY),
+                                                *params])
+
+    def _compute_score_from_stats(self, stats) -> Score:
+        core = self._metric.score(np.asarray(stats, dtype=np.int64))
+        return Score(core.name, core.score)
+
+    name = metric.id.upper()
+    namespace = {"__init__": __init__, "_compute_score_from_stats": _compute_score_from_stats,
+                 "__module__": __name__, "__qualname__": name,
+                 "__doc__": f"sacrebleu-style class of the metric {metric.id!r} ({metric.__module__}.{metric.__name__})."}
+    return types.new_class(name, (_Metric,), {"metric": metric}, lambda ns: ns.update(namespace))
 
 
 # ------------------------------------------------------------------------------ paired tests
@@ -615,5 +658,5 @@ def sentence_chrf(hypothesis: str, references: Sequence[Optional[str]], char_ord
     return metric.sentence_score(hypothesis, references)
 
 
-__all__ = ["BLEU", "CHRF", "BLEUScore", "CHRFScore", "Score", "Signature", "PairedTest", "Result", "MAX_NGRAM_ORDER",
+__all__ = ["BLEU", "CHRF", "compat_class", "BLEUScore", "CHRFScore", "Score", "Signature", "PairedTest", "Result", "MAX_NGRAM_ORDER",
            "corpus_bleu", "raw_corpus_bleu", "sentence_bleu", "corpus_chrf", "sentence_chrf"]
