@@ -476,7 +476,8 @@ def compat_class(metric) -> type:
     name = metric.id.upper()
     namespace = {"__init__": __init__, "_compute_score_from_stats": _compute_score_from_stats,
                  "__module__": __name__, "__qualname__": name,
-                 "__doc__": f"sacrebleu-style class of the metric {metric.id!r} ({metric.__module__}.{metric.__name__})."}
+                 "__doc__": f"sacrebleu-style class of the metric {metric.id!r} "
+                            f"({metric.__module__}.{metric.__name__})."}
     return types.new_class(name, (_Metric,), {"metric": metric}, lambda ns: ns.update(namespace))
 
 
@@ -658,5 +659,5 @@ def sentence_chrf(hypothesis: str, references: Sequence[Optional[str]], char_ord
     return metric.sentence_score(hypothesis, references)
 
 
-__all__ = ["BLEU", "CHRF", "compat_class", "BLEUScore", "CHRFScore", "Score", "Signature", "PairedTest", "Result", "MAX_NGRAM_ORDER",
-           "corpus_bleu", "raw_corpus_bleu", "sentence_bleu", "corpus_chrf", "sentence_chrf"]
+__all__ = ["BLEU", "CHRF", "BLEUScore", "CHRFScore", "Score", "Signature", "PairedTest", "Result", "MAX_NGRAM_ORDER",
+           "corpus_bleu", "raw_corpus_bleu", "sentence_bleu", "corpus_chrf", "sentence_chrf", "compat_class"]

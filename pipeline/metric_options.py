@@ -12,6 +12,7 @@ and reported in sacrebleu's order (sorted by name), whatever the order on the co
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 
 from bleu_core import registry
@@ -37,14 +38,47 @@ def _flags(opt, run: bool):
     return flags
 
 
-def _usable(p, run: bool):
-    """The registry's metric classes whose flags are free in parser ``p``; a plugin that would
-    take a flag already there is left out with a warning line."""
-    taken = getattr(p, "_target", p)._option_string_actions
+#: set while :func:`_beambleu_flags` builds the command line without plugins
+_builtins_only = False
+
+
+@functools.lru_cache(maxsize=None)
+def _beambleu_flags(run: bool) -> frozenset:
+    """Every option string of ``beambleu score`` (``run``: every option name of ``beambleu run``
+    and of Beam's pipeline options, in both spellings), built-in metrics only."""
+    global _builtins_only
+    _builtins_only = True
+    try:
+        if not run:
+            from .cli import Parser
+            from .score_command import build_parser
+
+            return frozenset(build_parser(Parser(add_help=True))._option_string_actions)
+        from apache_beam.options.pipeline_options import PipelineOptions
+
+        from .run_command import build_parser
+
+        names = set(build_parser(argparse.ArgumentParser())._option_string_actions)
+        for dest in PipelineOptions([]).get_all_options():
+            names.update({f"--{dest}", f"--{dest.replace('_', '-')}"})
+        return frozenset(names)
+    finally:
+        _builtins_only = False
+
+
+def _usable(run: bool):
+    """The registry's metric classes; a plugin that would take a flag of beambleu (or of Beam's
+    options, for ``run``) is left out with a warning line."""
     classes = []
     for metric_id, cls in registry.metrics().items():
+        if metric_id in registry.builtin_metrics():
+            classes.append(cls)
+            continue
+        if _builtins_only:
+            continue
+        taken = _beambleu_flags(run)
         clash = [f for opt in cls.options if opt.run or not run for f in _flags(opt, run) if f in taken]
-        if clash and metric_id not in registry.builtin_metrics():
+        if clash:
             _warn(f"metric plugin {metric_id!r} is skipped: its flag {clash[0]} is already an option of beambleu")
             continue
         classes.append(cls)
@@ -91,7 +125,7 @@ def add_metric_arguments(p, run: bool = False) -> None:
     ignored as sacrebleu ignores the flags of a metric that is not selected)."""
     for line in registry.skipped():
         _warn(line)
-    classes = _usable(p, run)
+    classes = _usable(run)
     ids = tuple(cls.id for cls in classes)
     if run:
         p.add_argument("--metrics", type=_metric_list(ids), default=["bleu"], metavar="M[,M...]",
