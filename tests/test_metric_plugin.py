@@ -293,3 +293,15 @@ def test_registry_says_why_a_plugin_was_left_out(tmp_path):
     line = ("metric plugin 'broken' (broken_import:Metric, distribution broken-import 0.1) is skipped: it cannot be "
             "imported: ImportError: no such kernel")
     assert skipped == repr([line]) and why == line
+
+
+def test_a_plugin_taking_an_option_of_beam_is_left_out_of_run(tmp_path):
+    """--dask-stall-timeout is beambleu's own Beam-style option (--dask_stall_timeout), outside ``run``'s parser."""
+    _fake_dist(tmp_path, "takes-beams", "dask = takes_beams:Fake",
+               _METRIC + "class Fake(Chrf):\n    id = 'dask'\n"
+               "    options = (Option('beta', int, 2, '--dask-stall-timeout'),)\n")
+    proc = cli("run", "--help", path=str(tmp_path))
+    assert proc.returncode == 0 and "--dask-stall-timeout" not in proc.stdout
+    assert [line for line in proc.stderr.splitlines() if line.startswith("beambleu: warning: metric plugin")] == [
+        "beambleu: warning: metric plugin 'dask' is skipped: its flag --dask-stall-timeout is already an option of "
+        "beambleu"]
