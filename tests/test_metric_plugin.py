@@ -80,7 +80,9 @@ def test_score_json_of_the_plugin_metric(plugin_path, files):
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
     doc = json.loads(proc.stdout)
     assert doc == {"name": "LenRatio", "score": 69.2,  # 100 * 9 / 13 = 69.23..., sacrebleu's one decimal
-                   "signature": "nrefs:2|ref:first|version:beambleu_lenratio-0.1.0", "nrefs": "2", "ref": "first",
+                   "signature": "nrefs:2|ref:first|version:beambleu_lenratio-0.1.0",
+                   # sacrebleu's key for the text after the score, as BLEU's JSON has it
+                   "verbose_score": "(hyp_len = 9 ref_len = 13)", "nrefs": "2", "ref": "first",
                    "version": "beambleu_lenratio-0.1.0", "score_exact": 100 * 9 / 13, "hyp_len": 9, "ref_len": 13}
     assert (HYP_LEN, REF_LEN_FIRST) == (9, 13)
 
@@ -157,7 +159,8 @@ def test_run_bleu_and_the_plugin_per_group(plugin_path, tmp_path):
     bleu, lenratio = doc["corpus"]["scores"]
     assert bleu["name"] == "BLEU" and doc["corpus"]["n_pairs"] == 4
     assert lenratio == {"name": "LenRatio", "score": 100 * (3 + 4 + 2 + 3) / (6 + 2 + 5 + 2),  # 80.0
-                        "signature": "nrefs:var|ref:first|version:beambleu_lenratio-0.1.0", "nrefs": "var",
+                        "signature": "nrefs:var|ref:first|version:beambleu_lenratio-0.1.0",
+                        "verbose_score": "(hyp_len = 12 ref_len = 15)", "nrefs": "var",
                         "ref": "first", "version": "beambleu_lenratio-0.1.0", "hyp_len": 12, "ref_len": 15}
     groups = {g["key"]["system"]: g["scores"][1] for g in doc["groups"]}
     assert groups["a"]["score"] == 100 * (3 + 4) / (6 + 2)  # 87.5

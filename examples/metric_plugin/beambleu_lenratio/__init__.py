@@ -95,8 +95,8 @@ class LenRatio(Metric):
 
     def score(self, stats, nrefs=None, n_bootstrap: Optional[int] = None, seed: Optional[int] = None):
         hyp_len, ref_len = self.check_stats(stats).tolist()
-        sig = None if nrefs is None else self.signature(nrefs, n_bootstrap, seed).format()
-        return LenRatioScore(100 * hyp_len / ref_len if ref_len else 0.0, hyp_len, ref_len, sig)
+        sig = None if nrefs is None else self.signature(nrefs, n_bootstrap, seed)
+        return LenRatioScore(100 * hyp_len / ref_len if ref_len else 0.0, hyp_len, ref_len).sign(sig)
 
     def table_columns(self):
         return [("score", pa.float64(), "score"), ("signature", pa.string(), operator.methodcaller("get", "signature")),
@@ -115,7 +115,9 @@ class LenRatioSignature(SignatureFields):
 
 @dataclass
 class LenRatioScore(Score):
-    """A length ratio (percent) and the two sums it came from."""
+    """A length ratio (percent) and the two sums it came from. beambleu formats it: the text line
+    ``LenRatio|<signature> = 77.78 (hyp_len = 7 ref_len = 9)`` and the JSON object come from
+    ``name``, ``score``, the signature, :attr:`verbose_score` and :meth:`stat_fields`."""
 
     score: float
     hyp_len: int
@@ -124,24 +126,9 @@ class LenRatioScore(Score):
 
     name = "LenRatio"
 
-    def format(self, width: int = 2, score_only: bool = False, signature: Optional[str] = None) -> str:
-        """``LenRatio|<signature> = 77.78 (hyp_len = 7 ref_len = 9)``, or the score alone."""
-        sig = self.signature if signature is None else signature
-        sc = f"{self.score:.{width}f}"
-        if score_only:
-            return sc
-        head = f"{self.name}|{sig}" if sig else self.name
-        return f"{head} = {sc} (hyp_len = {self.hyp_len} ref_len = {self.ref_len})"
+    @property
+    def verbose_score(self) -> str:
+        return f"(hyp_len = {self.hyp_len} ref_len = {self.ref_len})"
 
-    def to_dict(self) -> dict:
-        d = {"name": self.name, "score": self.score}
-        if self.signature:
-            d["signature"] = self.signature
-            for part in self.signature.split("|"):
-                key, _, value = part.partition(":")
-                d[key] = value
-        d.update(hyp_len=self.hyp_len, ref_len=self.ref_len)
-        return d
-
-    def __str__(self) -> str:
-        return self.format()
+    def stat_fields(self) -> dict:
+        return {"hyp_len": self.hyp_len, "ref_len": self.ref_len}
