@@ -16,10 +16,10 @@ __version__ = "0.1.0"
 
 from .batch import BatchInputError, batch_stats
 from .chrf import Chrf, ChrfScore, corpus_chrf, sentence_chrf
-from .metric import Bleu, corpus_bleu, sentence_bleu
+from .bleu import Bleu, corpus_bleu, sentence_bleu
 from .protocol import Metric, MetricSet, Score
-from .score import SMOOTH_METHODS, BleuScore, Signature, compute_bleu
-from .stats import BleuStats
+from .bleu_score import SMOOTH_METHODS, BleuScore, BleuSignature, compute_bleu
+from .bleu_stats import BleuStats
 from .tokenizers import DEFAULT_TOKENIZER, TOKENIZERS, get_tokenizer
 from .compat import BLEU, CHRF  # noqa: E402  (after the modules it wraps)
 
@@ -29,6 +29,7 @@ __all__ = [
     "CHRF",
     "Bleu",
     "BleuScore",
+    "BleuSignature",
     "BleuStats",
     "BatchInputError",
     "Chrf",
@@ -38,7 +39,6 @@ __all__ = [
     "Score",
     "corpus_chrf",
     "sentence_chrf",
-    "Signature",
     "SMOOTH_METHODS",
     "TOKENIZERS",
     "DEFAULT_TOKENIZER",

@@ -40,11 +40,11 @@ import pyarrow as pa
 
 from . import bootstrap, formats, registry, scoring
 from .batch import to_arrow
+from .bleu import Bleu
+from .bleu_score import SMOOTH_DEFAULTS, compute_bleu
 from .chrf import Chrf
-from .metric import Bleu
-from .score import SMOOTH_DEFAULTS, compute_bleu
 from .signature import SignatureFields
-from .stats import column_sums
+from .sums import column_sums
 from .tokenizers import DEFAULT_TOKENIZER, LANGUAGE_TOKENIZERS
 from .tokenizers import TOKENIZERS as _TOKENIZER_NAMES
 
@@ -125,7 +125,7 @@ class CHRFScore(Score):
 
 
 def _bleu_score(core, smooth_method: str, smooth_value) -> BLEUScore:
-    """A compat score of a :class:`bleu_core.score.BleuScore`. sacrebleu's add-k smoothing adds k
+    """A compat score of a :class:`bleu_core.bleu_score.BleuScore`. sacrebleu's add-k smoothing adds k
     to its matches and totals of orders 2..N in place and reports those (when anything matched);
     bleu_core reports the real integers, so k is added back here for identical ``counts``/``totals``."""
     counts, totals = list(core.counts), list(core.totals)

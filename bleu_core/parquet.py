@@ -14,9 +14,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .metric import Bleu
+from .bleu import Bleu
+from .bleu_stats import BleuStats
 from .protocol import Metric
-from .stats import BleuStats, checked_add
+from .sums import checked_add
 
 
 def iter_batches(path, columns: Optional[Sequence[str]] = None, batch_size: int = 16384) -> Iterator[pa.RecordBatch]:

@@ -5,7 +5,7 @@ constructor), maps each candidate and its references to a vector of ``width`` no
 statistics; vectors of different pairs add; the score is a pure function of the sum. The
 pipeline, the accumulators, the bootstrap, the paired tests, the outputs and the report only
 ever use what :class:`Metric` declares, so adding a metric is one module (a subclass and its
-score type) plus its kernel part: see :mod:`bleu_core.metric` (BLEU) and :mod:`bleu_core.chrf`
+score type) plus its kernel part: see :mod:`bleu_core.bleu` (BLEU) and :mod:`bleu_core.chrf`
 (chrF, chrF++).
 
 A subclass provides:
@@ -45,7 +45,7 @@ CHUNK = 20_000
 
 
 class Score:
-    """What every metric's score offers (:class:`bleu_core.score.BleuScore`,
+    """What every metric's score offers (:class:`bleu_core.bleu_score.BleuScore`,
     :class:`bleu_core.chrf.ChrfScore`): ``name``, ``score`` (float, full precision),
     ``signature`` (a string, or ``None``), ``verbose_score`` (the text after the score in
     sacrebleu's line; empty for most metrics) and :meth:`stat_fields`; the text line and the JSON

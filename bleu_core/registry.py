@@ -8,7 +8,7 @@ template shows. ``beambleu score`` and ``beambleu run`` derive their flags from 
 through :meth:`~bleu_core.protocol.Metric.from_options`.
 
 The registry maps a metric id (``--metrics``/``-m``) to its class: the built-ins (``bleu``:
-:class:`~bleu_core.metric.Bleu`, ``chrf``: :class:`~bleu_core.chrf.Chrf`), then the metrics of
+:class:`~bleu_core.bleu.Bleu`, ``chrf``: :class:`~bleu_core.chrf.Chrf`), then the metrics of
 installed distributions that declare an entry point in the group ``beambleu.metrics``
 (``lenratio = beambleu_lenratio:LenRatio``: the name is the metric's id, the value its class).
 
@@ -153,7 +153,7 @@ def check_declaration(cls) -> None:
 def builtin_metrics() -> Dict[str, type]:
     """The built-in metrics: id -> class."""
     from .chrf import Chrf
-    from .metric import Bleu
+    from .bleu import Bleu
 
     return {Bleu.id: Bleu, Chrf.id: Chrf}
 

@@ -16,7 +16,7 @@ associative with an identity. Without
 
 Sums are exact or fail: every added entry of an accumulator is a count in 0 .. 2**63 - 1
 (:func:`from_totals` checks its inputs, :func:`from_rows`/:func:`accumulate_groups` sum with
-:func:`bleu_core.stats.column_sums`, :mod:`beambleu.grouptable` keeps the invariant), and a sum that
+:func:`bleu_core.sums.column_sums`, :mod:`beambleu.grouptable` keeps the invariant), and a sum that
 would leave int64 raises OverflowError instead of wrapping.
 """
 
@@ -28,7 +28,7 @@ import numpy as np
 import pyarrow as pa
 
 from bleu_core.batch import invalid_utf8_mask
-from bleu_core.stats import column_sums
+from bleu_core.sums import column_sums
 
 INT64_MAX = np.iinfo(np.int64).max
 

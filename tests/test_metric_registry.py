@@ -17,7 +17,7 @@ import pytest
 
 from bleu_core import compat, registry
 from bleu_core.chrf import Chrf
-from bleu_core.metric import Bleu
+from bleu_core.bleu import Bleu
 from bleu_core.registry import Option
 
 GOLDEN = Path(__file__).resolve().parent / "golden"

@@ -29,7 +29,7 @@ from typing import Dict, List, Optional
 import pytest
 
 import bleu_core
-import bleu_core.stats
+import bleu_core.bleu_stats
 import bleu_core.tokenizers
 
 from .test_packaging import REPO, project_files
@@ -129,7 +129,7 @@ def test_readme_examples():
 
 
 def test_docstring_examples():
-    for module in (bleu_core, bleu_core.stats, bleu_core.tokenizers):
+    for module in (bleu_core, bleu_core.bleu_stats, bleu_core.tokenizers):
         result = doctest.testmod(module)
         assert result.failed == 0
 

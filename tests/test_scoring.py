@@ -25,7 +25,7 @@ SCORE_STAGE = ["bleu_core/scoring.py", "bleu_core/formats.py", "bleu_core/signat
                "pipeline/document.py", "pipeline/score_command.py", "pipeline/report_command.py"]
 #: writers: they write what was scored, and import no scorer
 WRITERS = ["pipeline/outputs.py", "pipeline/ownership.py", "pipeline/document.py"]
-SCORERS = ("bleu_core.scoring", "bleu_core.score", "bleu_core.metric", "bleu_core.chrf", "bleu_core.protocol",
+SCORERS = ("bleu_core.scoring", "bleu_core.bleu_score", "bleu_core.bleu", "bleu_core.chrf", "bleu_core.protocol",
            "bleu_core.bootstrap", "bleu_core.compat")
 
 

@@ -18,14 +18,14 @@ from typing import Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .score import BleuScore, check_stats, compute_bleu, stat_names
-from .sums import INT64_MAX, checked_add, column_sums  # noqa: F401  (checked_add, column_sums: their old home)
+from .bleu_score import BleuScore, check_stats, compute_bleu, stat_names
+from .sums import checked_add
 
 
 class BleuStats:
     """A BLEU statistics vector (int64, sacrebleu's layout) that adds.
 
-    The constructor validates its input (:func:`bleu_core.score.check_stats`: integers in
+    The constructor validates its input (:func:`bleu_core.bleu_score.check_stats`: integers in
     0 .. 2**63 - 1, ``matches_n <= totals_n``, 2 + 2N values); ``+`` and :meth:`sum` raise
     OverflowError rather than wrap.
 

@@ -10,11 +10,11 @@ import numpy as np
 import pyarrow as pa
 
 from .batch import batch_stats
+from .bleu_score import (SMOOTH_DEFAULTS, BleuScore, BleuSignature, bleu_of_checked, check_order, check_smoothing,
+                         check_stats, check_weights, stat_names)
+from .bleu_stats import BleuStats, scalar_stats
 from .protocol import Metric, nrefs_label
 from .registry import Option
-from .score import (SMOOTH_DEFAULTS, BleuScore, Signature, bleu_of_checked, check_order, check_smoothing,
-                    check_stats, check_weights, stat_names)
-from .stats import BleuStats, scalar_stats
 from .tokenizers import TOKENIZERS, check_spm_model, check_tokenizer_name, default_tokenizer, get_tokenizer
 from .tokenizers.tokenizer_spm import is_url, local_path
 
@@ -201,8 +201,8 @@ class Bleu(Metric):
 
     # -- scores ----------------------------------------------------------------------------
 
-    def signature(self, nrefs, n_bootstrap=None, seed=None) -> Signature:
-        return Signature(
+    def signature(self, nrefs, n_bootstrap=None, seed=None) -> BleuSignature:
+        return BleuSignature(
             nrefs=nrefs_label(nrefs),
             tokenizer_signature=self.tokenizer.signature(),
             lowercase=self.lowercase,

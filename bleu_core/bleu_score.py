@@ -231,7 +231,7 @@ def bleu_of_checked(stats: List[int], max_ngram_order: int, smooth_method: str, 
     return result(score)
 
 
-class Signature(SignatureFields):
+class BleuSignature(SignatureFields):
     """sacrebleu's BLEU signature: same fields, same order, our version.
 
     ``nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:beambleu-0.1.0``; bootstrap fields
