@@ -14,8 +14,9 @@ are exported here too.
 
 __version__ = "0.1.0"
 
-from .batch import BatchInputError, batch_stats
+from .batch import batch_stats
 from .chrf import Chrf, ChrfScore, corpus_chrf, sentence_chrf
+from .errors import BatchInputError, InputError
 from .bleu import Bleu, corpus_bleu, sentence_bleu
 from .protocol import Metric, MetricSet, Score
 from .bleu_score import SMOOTH_METHODS, BleuScore, BleuSignature, compute_bleu
@@ -32,6 +33,7 @@ __all__ = [
     "BleuSignature",
     "BleuStats",
     "BatchInputError",
+    "InputError",
     "Chrf",
     "ChrfScore",
     "Metric",

@@ -13,6 +13,7 @@ from typing import Optional, Sequence, Tuple, Union
 import numpy as np
 import pyarrow as pa
 
+from .errors import BatchInputError
 from .tokenizers import get_tokenizer
 
 try:
@@ -22,19 +23,6 @@ except ImportError as exc:  # pragma: no cover - a broken build
     _KERNEL_ERROR = exc
 
 ArrayLike = Union[pa.Array, pa.ChunkedArray, Sequence]
-
-
-class BatchInputError(ValueError):
-    """A row the statistics cannot be computed for.
-
-    ``row`` is the index in the batch, ``column`` is ``"candidate"`` or ``"references"``,
-    ``ref_index`` the position in that row's reference list (or ``None``).
-    """
-
-    def __init__(self, row: int, column: str, reason: str, ref_index: Optional[int] = None):
-        self.row, self.column, self.reason, self.ref_index = row, column, reason, ref_index
-        where = column if ref_index is None else f"{column}[{ref_index}]"
-        super().__init__(f"row {row}, {where}: {reason}")
 
 
 def require_compiled(module, error: Optional[BaseException], what: str = "kernel") -> None:

@@ -140,7 +140,7 @@ def _dispatch(args, extra) -> int:
 def _execute(args, extra, filt) -> Tuple[int, bool]:
     """Run the command: (exit code, whether it failed unexpectedly). Every exception it raises
     becomes one line on stderr; for ``run``, an unexpected failure names Beam's log."""
-    from bleu_core.batch import BatchInputError
+    from bleu_core.errors import BatchInputError
     from bleu_core.tokenizers.tokenizer_spm import ModelError
 
     from .errors import UsageError

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from sacrebleu.metrics.chrf import CHRF
 
 from bleu_core import __version__
-from bleu_core.batch import BatchInputError
+from bleu_core.errors import BatchInputError
 from bleu_core.chrf import Chrf, ChrfScore, corpus_chrf, sentence_chrf, split_words
 
 from .oracle import to_streams

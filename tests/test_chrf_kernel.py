@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from sacrebleu.metrics import CHRF
 
 from bleu_core import _chrf
-from bleu_core.batch import BatchInputError
+from bleu_core.errors import BatchInputError
 from bleu_core.chrf_batch import chrf_batch_stats
 
 from .oracle import read_lines, to_streams

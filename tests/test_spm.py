@@ -29,7 +29,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bleu_core import Bleu, batch_stats, compat, corpus_bleu, sentence_bleu
-from bleu_core.batch import BatchInputError
+from bleu_core.errors import BatchInputError
 from bleu_core.tokenizers import get_tokenizer
 from bleu_core.tokenizers import tokenizer_spm
 

@@ -16,7 +16,7 @@ from typing import List, Optional
 import numpy as np
 import pyarrow as pa
 
-from bleu_core.batch import BatchInputError
+from bleu_core.errors import BatchInputError
 from bleu_core.protocol import Metric, Score, nrefs_label
 from bleu_core.registry import Option
 from bleu_core.signature import SignatureFields
