@@ -14,7 +14,7 @@ are exported here too.
 
 __version__ = "0.1.0"
 
-from .batch import batch_stats
+from .bleu_batch import batch_stats
 from .chrf import Chrf, ChrfScore, corpus_chrf, sentence_chrf
 from .errors import BatchInputError, InputError
 from .bleu import Bleu, corpus_bleu, sentence_bleu

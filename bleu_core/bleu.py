@@ -9,7 +9,7 @@ from typing import Iterable, List, Optional, Sequence, Tuple
 import numpy as np
 import pyarrow as pa
 
-from .batch import batch_stats
+from .bleu_batch import batch_stats
 from .bleu_score import (SMOOTH_DEFAULTS, BleuScore, BleuSignature, bleu_of_checked, check_order, check_smoothing,
                          check_stats, check_weights, stat_names)
 from .bleu_stats import BleuStats, scalar_stats
@@ -176,7 +176,7 @@ class Bleu(Metric):
     # -- statistics ------------------------------------------------------------------------
 
     def batch_stats(self, candidates, references, per_row: bool = True, _stop_after: int = 3) -> np.ndarray:
-        """Statistics of one batch with the vectorised kernel (see :func:`bleu_core.batch.batch_stats`)."""
+        """Statistics of one batch with the vectorised kernel (see :func:`bleu_core.bleu_batch.batch_stats`)."""
         return batch_stats(
             candidates,
             references,

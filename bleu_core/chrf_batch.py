@@ -11,7 +11,7 @@ import operator
 
 import numpy as np
 
-from .batch import ArrayLike, _list_parts, _string_buffers, raise_row_error, require_compiled, to_arrow
+from .bleu_batch import ArrayLike, _list_parts, _string_buffers, raise_row_error, require_compiled, to_arrow
 
 try:
     from . import _chrf

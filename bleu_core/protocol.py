@@ -128,7 +128,7 @@ class Metric:
         """``int64[n, width]`` (or its column sums when ``per_row`` is false) with the kernel.
         ``references[i]`` is a list of references where ``None`` (null) is a missing one;
         a null candidate, a row without any reference or invalid UTF-8 raise
-        :class:`bleu_core.batch.BatchInputError` naming the row."""
+        :class:`bleu_core.errors.BatchInputError` naming the row."""
         raise NotImplementedError
 
     def scalar_stats(self, candidates, references) -> np.ndarray:
@@ -356,7 +356,7 @@ class MetricSet:
         """Every metric's statistics of one batch, side by side."""
         if len(self.metrics) == 1:
             return self.metrics[0].batch_stats(candidates, references, per_row=per_row)
-        from .batch import to_arrow
+        from .bleu_batch import to_arrow
 
         candidates, references = to_arrow(candidates, references)  # convert once for all metrics
         parts = [m.batch_stats(candidates, references, per_row=per_row) for m in self.metrics]

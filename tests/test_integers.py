@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from bleu_core import Bleu, BleuStats, compute_bleu
 from bleu_core import bootstrap as bs
-from bleu_core.batch import _list_parts, _string_buffers
+from bleu_core.bleu_batch import _list_parts, _string_buffers
 from beambleu import accumulate as acc_ops
 from beambleu import grouptable
 

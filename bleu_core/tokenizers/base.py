@@ -4,7 +4,7 @@ Each tokenizer has two forms:
 
 * a scalar form, ``tokenizer(line) -> str``, a line-by-line mirror of sacrebleu 2.6.0's
   tokenizer of the same name (the reference path, easy to read and to compare);
-* a batch form, used by :mod:`bleu_core.batch`, one of three: ``kernel_id`` (the C kernel runs
+* a batch form, used by :mod:`bleu_core.bleu_batch`, one of three: ``kernel_id`` (the C kernel runs
   the tokenizer itself, with the Unicode ``flags`` table when it needs one); ``encode_ids``
   (SentencePiece: the whole batch becomes token ids, which the kernel counts); or, for the other
   tokenizers the kernel does not implement (MeCab), ``kernel_id = None`` and the batch path calls

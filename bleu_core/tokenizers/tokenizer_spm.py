@@ -277,7 +277,7 @@ class TokenizerSPM(Tokenizer):
         the lines with a piece that is not a token as it is, e.g. an unknown piece, whose text is
         its surface: the tokens of that piece's text, each the id of the piece it equals or the
         text itself when it equals none)."""
-        from . import _spm_ids  # built with the batch path's kernel (bleu_core.batch checks that one)
+        from . import _spm_ids  # built with the batch path's kernel (bleu_core.bleu_batch checks that one)
 
         lines = distinct.to_pylist()
         lines = [s.lower().rstrip() for s in lines] if lowercase else [s.rstrip() for s in lines]

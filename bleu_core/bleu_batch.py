@@ -1,4 +1,4 @@
-"""The vectorised batch path: Arrow arrays in, an ``int64[n, 2+2N]`` matrix (or its sum) out.
+"""BLEU's vectorised batch path: Arrow arrays in, an ``int64[n, 2+2N]`` matrix (or its sum) out.
 
 The work happens in BLEU's compiled kernel ``bleu_core._bleu``, which reads the Arrow buffers
 in place (UTF-8 data, offsets, validity) and tokenizes, splits, interns and counts n-grams in
