@@ -162,7 +162,7 @@ def run_beambleu_spm(path, tokenize, batch_size, spm_model):
 def run_beambleu_encode(path, tokenize, batch_size, spm_model):
     """Read + SentencePiece-encode only: each batch's candidate and reference columns go through
     the tokenizer exactly as in bleu_core.bleu_batch.batch_stats (which then hands the ids to the kernel)."""
-    from bleu_core.bleu_batch import _list_parts, to_arrow
+    from bleu_core.arrow import _list_parts, to_arrow
     from bleu_core.parquet import iter_batches
 
     metric, tok, extra = beambleu_spm(tokenize, spm_model)

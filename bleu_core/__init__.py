@@ -14,13 +14,13 @@ are exported here too.
 
 __version__ = "0.1.0"
 
-from .bleu_batch import batch_stats
-from .chrf import Chrf, ChrfScore, corpus_chrf, sentence_chrf
-from .errors import BatchInputError, InputError
 from .bleu import Bleu, corpus_bleu, sentence_bleu
-from .protocol import Metric, MetricSet, Score
+from .bleu_batch import batch_stats
 from .bleu_score import SMOOTH_METHODS, BleuScore, BleuSignature, compute_bleu
 from .bleu_stats import BleuStats
+from .chrf import Chrf, ChrfScore, corpus_chrf, sentence_chrf
+from .errors import BatchInputError, InputError
+from .protocol import Metric, MetricSet, Score
 from .tokenizers import DEFAULT_TOKENIZER, TOKENIZERS, get_tokenizer
 from .compat import BLEU, CHRF  # noqa: E402  (after the modules it wraps)
 

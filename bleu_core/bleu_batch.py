@@ -2,18 +2,19 @@
 
 The work happens in BLEU's compiled kernel ``bleu_core._bleu``, which reads the Arrow buffers
 in place (UTF-8 data, offsets, validity) and tokenizes, splits, interns and counts n-grams in
-one call per batch; Python touches only the arrays, never a token.
+one call per batch; Python touches only the arrays, never a token. The Arrow marshalling it
+shares with the other metrics is in :mod:`bleu_core.arrow`.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Optional, Sequence, Tuple, Union
+from typing import Optional
 
 import numpy as np
 import pyarrow as pa
 
-from .errors import BatchInputError
+from .arrow import (ArrayLike, _as_string, _check_utf8, _list_parts, raise_row_error, require_compiled, string_buffers,
+                    to_arrow)
 from .tokenizers import get_tokenizer
 
 try:
@@ -22,118 +23,9 @@ except ImportError as exc:  # pragma: no cover - a broken build
     _bleu = None
     _KERNEL_ERROR = exc
 
-ArrayLike = Union[pa.Array, pa.ChunkedArray, Sequence]
-
-
-def require_compiled(module, error: Optional[BaseException], what: str = "kernel") -> None:
-    """ImportError saying what to do when a compiled kernel (``module``, None when its import
-    failed with ``error``) is missing: a source folder needs an editable build, an installed
-    package a reinstall. ``what`` names it in the message (``kernel``, ``chrF kernel``)."""
-    if module is None:  # pragma: no cover
-        here = Path(__file__).resolve().parent
-        if (here.parent / "setup.py").is_file():  # a source checkout, not an installed package
-            raise ImportError(
-                f"bleu_core was imported from the source folder {here}, which has no compiled {what}: run "
-                f"Python from another directory, or build the kernels there with `pip install -e .` in {here.parent}")
-        raise ImportError(
-            f"bleu_core's compiled {what} is not available ({error}); reinstall beambleu "
-            "so that its C extensions are built"
-        )
-
 
 def _require_kernel():
     require_compiled(_bleu, globals().get("_KERNEL_ERROR"))
-
-
-def raise_row_error(exc: ValueError) -> None:
-    """A kernel's bad-row ValueError ``(row, ref_index, reason)`` as :class:`BatchInputError`
-    (ref_index < 0: the candidate, or a row without references); any other error unchanged."""
-    if len(exc.args) == 3 and isinstance(exc.args[0], int):
-        row, ref_index, reason = exc.args
-        if ref_index < 0:
-            column = "references" if reason.startswith("no reference") else "candidate"
-            raise BatchInputError(row, column, reason) from None
-        raise BatchInputError(row, "references", reason, ref_index) from None
-    raise exc
-
-
-def _combine(arr) -> pa.Array:
-    if isinstance(arr, pa.ChunkedArray):
-        return arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
-    return arr
-
-
-def _as_string(arr: pa.Array, what: str) -> pa.Array:
-    """``arr`` as a string or large_string array (string_view and all-null arrays are cast)."""
-    if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
-        return arr
-    if pa.types.is_string_view(arr.type) or pa.types.is_null(arr.type):
-        return arr.cast(pa.large_string())
-    raise TypeError(f"{what} must be strings, got Arrow type {arr.type}")
-
-
-def _string_buffers(arr: pa.Array, what: str):
-    """(data, int64 offsets, validity bytes or None) of a string array, zero-copy where possible."""
-    arr = _as_string(arr, what)
-    n = len(arr)
-    bufs = arr.buffers()
-    width = np.int32 if pa.types.is_string(arr.type) else np.int64
-    if bufs[1] is None:
-        offsets = np.zeros(n + 1, width)
-    else:
-        offsets = np.frombuffer(bufs[1], dtype=width, count=arr.offset + n + 1)[arr.offset :]
-    offsets = offsets.astype(np.int64, copy=False)
-    data = bufs[2] if bufs[2] is not None else b""
-    # the kernels trust the offsets: an array built from raw buffers without validation could make them read
-    # outside the data (one vectorised check; Arrow-made arrays always pass)
-    if n and (offsets[0] < 0 or offsets[-1] > len(data) or (np.diff(offsets) < 0).any()):
-        raise ValueError(f"{what}: malformed Arrow string array (offsets outside the data or decreasing)")
-    valid = None
-    if arr.null_count:
-        valid = np.asarray(arr.is_valid()).view(np.uint8)
-    return data, np.ascontiguousarray(offsets), valid
-
-
-def _list_parts(refs: pa.Array) -> Tuple[pa.Array, np.ndarray]:
-    """(flat child string array, int64 list offsets into it) of a list<string> array."""
-    if not (pa.types.is_list(refs.type) or pa.types.is_large_list(refs.type)):
-        raise TypeError(f"references must be a list<string> array, got Arrow type {refs.type}")
-    if refs.null_count:
-        row = int(np.flatnonzero(~np.asarray(refs.is_valid()))[0])
-        raise BatchInputError(row, "references", "the reference list is null")
-    n = len(refs)
-    width = np.int32 if pa.types.is_list(refs.type) else np.int64
-    offsets = np.frombuffer(refs.buffers()[1], dtype=width, count=refs.offset + n + 1)[refs.offset :]
-    offsets = offsets.astype(np.int64)
-    # the child array of a sliced list array is the whole of it (e.g. a batch of a row group):
-    # keep only this slice's references, so that nothing is tokenized or checked twice
-    child = refs.values
-    first, last = (int(offsets[0]), int(offsets[-1])) if n else (0, 0)
-    if 0 <= first <= last <= len(child):  # (else malformed: the kernels say so)
-        child, offsets = child.slice(first, last - first), offsets - first
-    return child, offsets
-
-
-def to_arrow(candidates: ArrayLike, references) -> Tuple[pa.Array, pa.Array]:
-    """Normalise Python sequences or Arrow arrays to (string array, list<string> array)."""
-    cand = _combine(candidates) if isinstance(candidates, (pa.Array, pa.ChunkedArray)) else None
-    if cand is None:
-        if isinstance(candidates, str):
-            raise TypeError("candidates must be a sequence of strings, not a single string")
-        cand = pa.array(list(candidates), type=pa.large_string())
-    if isinstance(references, (pa.Array, pa.ChunkedArray)):
-        refs = _combine(references)
-    else:
-        refs = list(references)
-        for i, r in enumerate(refs):
-            if isinstance(r, str) or not isinstance(r, Sequence):
-                raise TypeError(
-                    f"references[{i}] must be a sequence of reference strings (one list per candidate)"
-                )
-        refs = pa.array(refs, type=pa.large_list(pa.large_string()))
-    if len(cand) != len(refs):
-        raise ValueError(f"{len(cand)} candidates but {len(refs)} reference lists")
-    return cand, refs
 
 
 def batch_stats(
@@ -171,8 +63,8 @@ def batch_stats(
         kernel_id, lowercase = 0, False
     else:
         kernel_id = tok.kernel_id
-    hd, ho, hv = _string_buffers(cand, "candidates")
-    rd, ro, rv = _string_buffers(child, "references")
+    hd, ho, hv = string_buffers(cand, "candidates")
+    rd, ro, rv = string_buffers(child, "references")
     n, width = len(cand), 2 + 2 * max_ngram_order
     out = np.zeros((n, width) if per_row else width, dtype=np.int64)
     try:
@@ -181,40 +73,6 @@ def batch_stats(
     except ValueError as exc:
         raise_row_error(exc)
     return out
-
-
-def invalid_utf8_mask(array: pa.Array) -> Optional[np.ndarray]:
-    """Mask of the values of a string array that are not valid UTF-8, or None when all are (one
-    full Arrow validation; the values are looked at one by one only when it fails)."""
-    if not (pa.types.is_string(array.type) or pa.types.is_large_string(array.type)):
-        return None
-    try:
-        array.validate(full=True)
-        return None
-    except pa.ArrowInvalid:
-        pass
-    binary = pa.large_binary() if pa.types.is_large_string(array.type) else pa.binary()
-    mask = np.zeros(len(array), dtype=bool)
-    for i, value in enumerate(array.cast(binary).to_pylist()):
-        if value is not None:
-            try:
-                value.decode("utf-8")
-            except UnicodeDecodeError:
-                mask[i] = True
-    return mask
-
-
-def _check_utf8(cand: pa.Array, child: pa.Array, list_offsets: np.ndarray) -> None:
-    """BatchInputError naming the first row with text that is not UTF-8, for the paths that
-    decode text in Python (the kernel checks it itself)."""
-    bad = invalid_utf8_mask(cand)
-    if bad is not None:
-        raise BatchInputError(int(np.flatnonzero(bad)[0]), "candidate", "invalid UTF-8")
-    bad = invalid_utf8_mask(child)
-    if bad is not None:
-        j = int(np.flatnonzero(bad)[0])
-        row = int(np.searchsorted(list_offsets, j, side="right") - 1)
-        raise BatchInputError(row, "references", "invalid UTF-8", j - int(list_offsets[row]))
 
 
 def _stats_from_ids(tok, cand, child, list_offsets, lowercase, order, per_row, stop_after) -> np.ndarray:
@@ -244,16 +102,3 @@ def _pretokenize(tok, arr: pa.Array, lowercase: bool) -> pa.Array:
             s = s.lower()
         out.append(tok(s.rstrip()))
     return pa.array(out, type=pa.large_string())
-
-
-def nrefs_per_row(references) -> np.ndarray:
-    """Number of present (non-null) references of each row."""
-    refs = _combine(references) if isinstance(references, (pa.Array, pa.ChunkedArray)) else None
-    if refs is None:
-        return np.array([sum(r is not None for r in row) for row in references], dtype=np.int64)
-    import pyarrow.compute as pc
-
-    flat_valid = pc.is_valid(refs.flatten())
-    parents = pc.list_parent_indices(refs)
-    counts = np.bincount(np.asarray(parents), weights=np.asarray(flat_valid, dtype=np.int64), minlength=len(refs))
-    return counts.astype(np.int64)

@@ -11,7 +11,7 @@ import operator
 
 import numpy as np
 
-from .bleu_batch import ArrayLike, _list_parts, _string_buffers, raise_row_error, require_compiled, to_arrow
+from .arrow import ArrayLike, _list_parts, raise_row_error, require_compiled, string_buffers, to_arrow
 
 try:
     from . import _chrf
@@ -69,8 +69,8 @@ def chrf_batch_stats(
         raise ValueError(f"beta is too large: beta ** 2 does not fit a float (beta = {beta})") from None
     cand, refs = to_arrow(candidates, references)
     child, list_offsets = _list_parts(refs)
-    hd, ho, hv = _string_buffers(cand, "candidates")
-    rd, ro, rv = _string_buffers(child, "references")
+    hd, ho, hv = string_buffers(cand, "candidates")
+    rd, ro, rv = string_buffers(child, "references")
     width = 3 * (char_order + word_order)
     out = np.zeros((len(cand), width) if per_row else width, dtype=np.int64)
     try:

@@ -39,7 +39,7 @@ import numpy as np
 import pyarrow as pa
 
 from . import bootstrap, formats, registry, scoring
-from .bleu_batch import to_arrow
+from .arrow import to_arrow
 from .bleu import Bleu
 from .bleu_score import SMOOTH_DEFAULTS, compute_bleu
 from .chrf import Chrf

@@ -356,7 +356,7 @@ class MetricSet:
         """Every metric's statistics of one batch, side by side."""
         if len(self.metrics) == 1:
             return self.metrics[0].batch_stats(candidates, references, per_row=per_row)
-        from .bleu_batch import to_arrow
+        from .arrow import to_arrow
 
         candidates, references = to_arrow(candidates, references)  # convert once for all metrics
         parts = [m.batch_stats(candidates, references, per_row=per_row) for m in self.metrics]

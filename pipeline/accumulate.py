@@ -27,7 +27,7 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 import pyarrow as pa
 
-from bleu_core.bleu_batch import invalid_utf8_mask
+from bleu_core.arrow import invalid_utf8_mask
 from bleu_core.sums import column_sums
 
 INT64_MAX = np.iinfo(np.int64).max

@@ -23,7 +23,7 @@ import pyarrow as pa
 from apache_beam.metrics import Metrics
 
 from bleu_core import BatchInputError
-from bleu_core.bleu_batch import nrefs_per_row
+from bleu_core.arrow import nrefs_per_row
 from bleu_core.protocol import MetricSet
 
 from . import accumulate as acc_ops

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from bleu_core import Bleu, BleuStats, compute_bleu
 from bleu_core import bootstrap as bs
-from bleu_core.bleu_batch import _list_parts, _string_buffers
+from bleu_core.arrow import _list_parts, string_buffers
 from beambleu import accumulate as acc_ops
 from beambleu import grouptable
 
@@ -289,9 +289,9 @@ def test_statistics_kernel_checks_its_batch_sum():
     """The kernel adds a batch's statistics into ``out``: a sum past int64 raises, never wraps."""
     from bleu_core import _bleu
 
-    hd, ho, hv = _string_buffers(pa.array(["a b", "a"]), "candidates")
+    hd, ho, hv = string_buffers(pa.array(["a b", "a"]), "candidates")
     child, list_offsets = _list_parts(pa.array([["a b"], ["a"]]))
-    rd, ro, rv = _string_buffers(child, "references")
+    rd, ro, rv = string_buffers(child, "references")
     out = np.zeros(10, np.int64)
     _bleu.stats(hd, ho, hv, rd, ro, rv, list_offsets, _bleu.TOK_NONE, 0, 4, None, out, 0)
     assert out.tolist() == [3, 3, 3, 1, 0, 0, 3, 1, 0, 0]
