@@ -1,7 +1,8 @@
 """Exceptions the command line turns into one printed line.
 
 * :class:`UsageError`: the command line asks for something beambleu will not do (exit 2);
-* bad input is ``textfiles.InputError`` / ``inputs.PipelineInputError`` (exit 1).
+* bad input is a :class:`bleu_core.errors.InputError`: ``textfiles.InputError`` /
+  ``inputs.PipelineInputError`` / ``bleu_core.errors.BatchInputError`` (exit 1).
 """
 
 import contextlib

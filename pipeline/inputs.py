@@ -30,16 +30,20 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from bleu_core.errors import InputError
+
 from .accumulate import GROUP_KEY_TYPES, group_key_type_ok
 
 ERROR_MARK = "beambleu-input-error: "
 
 
-class PipelineInputError(ValueError):
+class PipelineInputError(InputError):
     """Bad input found while planning or while the pipeline runs.
 
     Its text starts with a marker, so that the command line can find the one-line message
-    inside whatever a runner wraps a worker's exception in.
+    inside whatever a runner wraps a worker's exception in. A :class:`bleu_core.errors.InputError`
+    whose ``reason`` is that message (``message``, which names the file, row and column itself);
+    its other fields are None.
     """
 
     def __init__(self, message: str):
@@ -49,7 +53,10 @@ class PipelineInputError(ValueError):
             message = message[len(ERROR_MARK):]
         message = re.sub(r" \[while running '[^']*'\]$", "", message)
         self.message = message
-        super().__init__(ERROR_MARK + message)
+        super().__init__(message)
+
+    def describe(self) -> str:
+        return ERROR_MARK + self.reason
 
 
 def _is_string(t: pa.DataType) -> bool:

@@ -27,6 +27,8 @@ import zlib
 from dataclasses import dataclass
 from typing import Iterator, List, Sequence, Tuple
 
+from bleu_core.errors import InputError as CoreInputError
+
 from .argtypes import int_at_least
 
 #: longest line read, in bytes without its newline (``--max-line-bytes``); a line is held whole
@@ -40,17 +42,32 @@ _BOMS = ((b"\xff\xfe\x00\x00", "UTF-32 LE"), (b"\x00\x00\xfe\xff", "UTF-32 BE"),
 _BLOCK = 1 << 20
 
 
-class InputError(Exception):
-    """Bad input, reported as one line: ``file: line N, column M: what``."""
+class InputError(CoreInputError):
+    """Bad input, reported as one line: ``file: line N, column M: what``.
+
+    A :class:`bleu_core.errors.InputError` whose ``file`` is the path, ``row`` the 0-based line
+    index (``line`` - 1), ``column`` the column number, ``reason`` the message.
+    """
 
     def __init__(self, path, message, line=None, column=None):
-        self.path, self.line, self.column = str(path), line, column
+        super().__init__(message, file=str(path), row=None if line is None else line - 1, column=column)
+
+    @property
+    def path(self) -> str:
+        return self.file
+
+    @property
+    def line(self):
+        """The 1-based line number (or None)."""
+        return None if self.row is None else self.row + 1
+
+    def describe(self) -> str:
         where = self.path
-        if line is not None:
-            where += f": line {line}"
-        if column is not None:
-            where += f", column {column}"
-        super().__init__(f"{where}: {message}")
+        if self.line is not None:
+            where += f": line {self.line}"
+        if self.column is not None:
+            where += f", column {self.column}"
+        return f"{where}: {self.reason}"
 
 
 def add_max_line_bytes(p: argparse.ArgumentParser) -> None:

@@ -118,7 +118,8 @@ class BatchToStats(beam.DoFn):
                 column = f"{spec.references_column}[{exc.ref_index}]"
             else:
                 column = spec.references_column or ",".join(spec.reference_columns)
-        raise PipelineInputError(f"{source}: row {first_row + exc.row}, column {column!r}: {exc.reason}")
+        located = exc.located(file=source, row_offset=first_row)
+        raise PipelineInputError(f"{located.file}: row {located.row}, column {column!r}: {located.reason}")
 
     def process(self, element):
         source, first_row, batch = _as_triple(element)
