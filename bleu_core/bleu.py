@@ -1,4 +1,4 @@
-"""The public API: ``Bleu`` (a configured metric), ``corpus_bleu`` and ``sentence_bleu``."""
+"""BLEU's public API: ``Bleu`` (a configured metric), ``corpus_bleu`` and ``sentence_bleu``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Sufficient statistics: the vector, and the scalar reference path that reads like the paper.
+"""BLEU's sufficient statistics: the vector, and the scalar reference path that reads like the paper.
 
 The vector has sacrebleu's layout, ``[c, r, matches_1..N, totals_1..N]``:
 

@@ -69,6 +69,34 @@ def test_invalid_utf8_is_reported_not_decoded():
         batch_stats(pa.array(["a", "b"]), pa.ListArray.from_arrays(pa.array([0, 1, 2], pa.int32()), bad))
 
 
+def test_input_errors_share_one_base_and_keep_their_text():
+    """bleu_core.errors.InputError is the base of every input error; each keeps its own text, and
+    located() places a batch's error in its file without touching the original."""
+    from beambleu.inputs import ERROR_MARK, PipelineInputError
+    from beambleu.textfiles import InputError as TextInputError
+    from bleu_core.errors import InputError
+
+    err = BatchInputError(2, "references", "invalid UTF-8", 1)
+    assert isinstance(err, InputError) and isinstance(err, ValueError)
+    assert str(err) == "row 2, references[1]: invalid UTF-8" and err.file is None
+    placed = err.located(file="a.parquet", row_offset=100)
+    assert type(placed) is BatchInputError and str(placed) == "a.parquet: row 102, references[1]: invalid UTF-8"
+    assert (placed.file, placed.row, placed.column, placed.ref_index, placed.reason) == \
+        ("a.parquet", 102, "references", 1, "invalid UTF-8")
+    assert (str(err), err.row, err.file) == ("row 2, references[1]: invalid UTF-8", 2, None)
+    assert str(InputError("bad", file="f", row=3, column="candidate")) == "f: row 3, candidate: bad"
+    assert str(InputError("bad")) == "bad"
+
+    text = TextInputError("ref.txt", "invalid UTF-8 (byte 0xff)", 7, 3)
+    assert isinstance(text, InputError) and str(text) == "ref.txt: line 7, column 3: invalid UTF-8 (byte 0xff)"
+    assert (text.path, text.line, text.file, text.row, text.column) == ("ref.txt", 7, "ref.txt", 6, 3)
+    assert str(TextInputError("ref.txt", "is empty")) == "ref.txt: is empty"
+
+    pipe = PipelineInputError(ERROR_MARK + "x.parquet: no files match [while running 'Read']")
+    assert isinstance(pipe, InputError) and pipe.message == pipe.reason == "x.parquet: no files match"
+    assert str(pipe) == ERROR_MARK + "x.parquet: no files match"
+
+
 def test_add_k_does_not_mutate_and_reports_real_counts():
     stats = [4, 4, 2, 0, 0, 0, 4, 3, 2, 1]
     before = list(stats)
