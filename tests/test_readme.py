@@ -1,10 +1,11 @@
-"""The README runs as written: its Python snippets, every command of its ```sh blocks, and the library's
-docstring examples.
+"""The README and the documents it links to (CONTRIBUTING.md, docs/*.md) run as written: their Python
+snippets, every command of their ```sh blocks, and the library's docstring examples; their links lead to files
+and headings that exist.
 
-The commands run one by one, in README order, each in its own shell, in a copy of the project folder (the
-project's files plus the compiled kernel), with this environment's ``bin`` first on ``PATH`` so that
-``beambleu`` and ``python3`` are the installed ones: that is the project folder of a user who has run the
-README's first commands. How a ```sh block is read:
+The commands of a document run one by one, in its order, each in its own shell, in a copy of the project folder
+(the project's files plus the compiled kernel; one copy per document), with this environment's ``bin`` first on
+``PATH`` so that ``beambleu`` and ``python3`` are the installed ones: that is the project folder of a user who
+has run the README's first commands. How a ```sh block is read:
 
 - a line ending in ``\\`` continues on the next one; ``# ...`` after a command is a comment;
 - comment lines right after a command are what it prints on stdout (``# `` + the line, ``#`` alone for an
@@ -34,10 +35,13 @@ import bleu_core.tokenizers
 
 from .test_packaging import REPO, project_files
 
-README = (REPO / "README.md").read_text(encoding="utf-8")
+# the documents whose snippets and commands are run: the README first, then what it links to
+DOCUMENTS = ["README.md", "CONTRIBUTING.md"] + sorted(f"docs/{p.name}" for p in (REPO / "docs").glob("*.md"))
+TEXTS = {name: (REPO / name).read_text(encoding="utf-8") for name in DOCUMENTS}
+README = TEXTS["README.md"]
 
-# Commands that cannot run here, with the reason. Lines with `pip install` are skipped too (the tests run in
-# the environment those lines make), so the README gives them a line of their own.
+# Commands (of any of the DOCUMENTS) that cannot run here, with the reason. Lines with `pip install` are skipped
+# too (the tests run in the environment those lines make), so the documents give them a line of their own.
 SKIP = {
     "python3 -m venv .venv && . .venv/bin/activate":
         "makes and enters the environment this test runs in",
@@ -114,18 +118,25 @@ def readme_commands(text: str) -> List[Command]:
 
 
 COMMANDS = readme_commands(README)
+# every document's commands, README's included (the same Command objects as COMMANDS)
+DOC_COMMANDS = {name: COMMANDS if name == "README.md" else readme_commands(TEXTS[name]) for name in DOCUMENTS}
 
 
-def test_readme_examples():
-    blocks = re.findall(r"```python\n(.*?)```", README, flags=re.S)
+def python_blocks(text: str) -> List[str]:
+    return re.findall(r"```python\n(.*?)```", text, flags=re.S)
+
+
+@pytest.mark.parametrize("document", [d for d in DOCUMENTS if d == "README.md" or python_blocks(TEXTS[d])])
+def test_readme_examples(document):
+    blocks = python_blocks(TEXTS[document])
     assert blocks
     globs, runner, parser = {}, doctest.DocTestRunner(optionflags=doctest.ELLIPSIS), doctest.DocTestParser()
-    for i, block in enumerate(blocks):  # one namespace: later blocks use earlier names
-        test = parser.get_doctest(block, globs, f"README block {i}", "README.md", 0)  # copies globs
+    for i, block in enumerate(blocks):  # one namespace per document: later blocks use earlier names
+        test = parser.get_doctest(block, globs, f"{document} block {i}", document, 0)  # copies globs
         runner.run(test, clear_globs=False)
         globs = test.globs
     result = runner.summarize(verbose=False)
-    assert result.attempted >= 8 and result.failed == 0
+    assert result.failed == 0 and result.attempted >= (8 if document == "README.md" else 1)
 
 
 def test_docstring_examples():
@@ -135,13 +146,43 @@ def test_docstring_examples():
 
 
 def test_the_skip_list_names_readme_commands_only():
-    assert sorted(set(SKIP) - {c.line for c in COMMANDS}) == []
+    """Every SKIP entry is a command of one of the documents (a stale entry would hide nothing, or a command
+    that was changed)."""
+    assert sorted(set(SKIP) - {c.line for commands in DOC_COMMANDS.values() for c in commands}) == []
 
 
-@pytest.fixture(scope="module")
-def readme_runs(tmp_path_factory) -> Dict[int, subprocess.CompletedProcess]:
-    """Every command that is not skipped, run in README order in one copy of the project folder."""
-    folder = tmp_path_factory.mktemp("project")
+def _slug(heading: str) -> str:
+    """A heading's anchor as GitHub makes it (lowercase, punctuation but - and _ removed, spaces to -)."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def _anchors(text: str) -> set:
+    text = re.sub(r"```.*?```", "", text, flags=re.S)
+    return {_slug(h) for h in re.findall(r"^#{1,6} (.+)$", text, flags=re.M)}
+
+
+@pytest.mark.parametrize("document", DOCUMENTS)
+def test_links_lead_to_files_and_headings_that_exist(document):
+    """Relative links (``[text](path)``, ``[text](path#heading)``, ``[text](#heading)``) of a document: the file
+    is in the project, and the heading is one of its headings."""
+    text = re.sub(r"```.*?```", "", TEXTS[document], flags=re.S)
+    links = re.findall(r"\]\(([^)\s]+)\)", text)
+    assert links
+    files, broken = set(project_files()), []
+    for link in links:
+        if re.match(r"[a-z]+:", link):
+            continue
+        path, _, anchor = link.partition("#")
+        target = os.path.normpath(os.path.join(os.path.dirname(document), path)) if path else document
+        if path and not (target in files or any(f.startswith(target.rstrip("/") + "/") for f in files)):
+            broken.append(f"{link}: no file {target}")
+        elif anchor and (not target.endswith(".md") or anchor not in _anchors((REPO / target).read_text("utf-8"))):
+            broken.append(f"{link}: no heading #{anchor} in {target}")
+    assert broken == []
+
+
+def _run_commands(commands: List[Command], folder: Path) -> Dict[int, subprocess.CompletedProcess]:
+    """Every command that is not skipped, run in order in ``folder``, a fresh copy of the project folder."""
     for name in project_files():
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(REPO / name, folder / name)
@@ -149,7 +190,7 @@ def readme_runs(tmp_path_factory) -> Dict[int, subprocess.CompletedProcess]:
         shutil.copy2(kernel, folder / kernel.relative_to(REPO))
     env = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
     runs = {}
-    for i, command in enumerate(COMMANDS):
+    for i, command in enumerate(commands):
         if command.skip is None:
             try:
                 runs[i] = subprocess.run(["bash", "-c", command.line], cwd=folder, env=env, capture_output=True,
@@ -159,11 +200,27 @@ def readme_runs(tmp_path_factory) -> Dict[int, subprocess.CompletedProcess]:
     return runs
 
 
+@pytest.fixture(scope="module")
+def document_runs(tmp_path_factory):
+    """A document's commands run (once per document, in its own copy of the project folder): ``runs(document)``
+    is ``{index of the command: its completed process}``."""
+    done: Dict[str, Dict[int, subprocess.CompletedProcess]] = {}
+
+    def runs(document: str) -> Dict[int, subprocess.CompletedProcess]:
+        if document not in done:
+            done[document] = _run_commands(DOC_COMMANDS[document], tmp_path_factory.mktemp("project"))
+        return done[document]
+
+    return runs
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("i", [pytest.param(i, id=c.line[:80], marks=[pytest.mark.skip(reason=c.skip)] * bool(c.skip))
-                               for i, c in enumerate(COMMANDS)])
-def test_readme_command(i, readme_runs):
-    command, proc = COMMANDS[i], readme_runs[i]
+@pytest.mark.parametrize("document,i", [
+    pytest.param(d, i, id=c.line[:80] if d == "README.md" else f"{d}: {c.line[:80]}",
+                 marks=[pytest.mark.skip(reason=c.skip)] * bool(c.skip))
+    for d in DOCUMENTS for i, c in enumerate(DOC_COMMANDS[d])])
+def test_readme_command(document, i, document_runs):
+    command, proc = DOC_COMMANDS[document][i], document_runs(document)[i]
     assert proc.returncode == 0, f"{command.line}\nexit code {proc.returncode}\n{proc.stderr[-3000:]}"
     if command.shown is not None:
         want = "".join(line + "\n" for line in command.shown)
