@@ -70,6 +70,9 @@ def test_sdist_has_tests_examples_and_deploy_and_both_dists_carry_the_license(tm
     assert {"tests/oracle.py", "tests/conftest.py", "examples/sample/shards/alpha.parquet", ".ci/run",
             "deploy/validate.py", "benchmarks/core.py"} <= wanted
     assert sorted(wanted - members) == []
+    # the documents the README links to ship with it
+    documents = {"CONTRIBUTING.md"} | {f for f in project_files() if f.startswith("docs/")}
+    assert "docs/ARCHITECTURE.md" in documents and sorted(documents - members) == []
     shipped_junk = [m for m in members if m.endswith(FORBIDDEN) or set(m.split("/")) & set(FORBIDDEN)]
     assert shipped_junk == []
     assert "License-Expression: Apache-2.0" in pkg_info and "License-File: LICENSE" in pkg_info
