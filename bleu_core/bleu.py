@@ -253,20 +253,9 @@ def corpus_bleu(
     return metric.corpus_score(candidates, references)
 
 
-def sentence_bleu(
-    candidate: str,
-    references: Sequence[Optional[str]],
-    *,
-    tokenize: str = "13a",
-    lowercase: bool = False,
-    smooth_method: str = "exp",
-    smooth_value: Optional[float] = None,
-    max_ngram_order: int = 4,
-    effective_order: bool = True,
-    weights: Optional[Sequence[float]] = None,
-    spm_model: Optional[str] = None,
-) -> BleuScore:
-    """BLEU of one candidate against its references.
+def sentence_bleu(candidate: str, references: Sequence[Optional[str]], *, effective_order: bool = True,
+                  **options) -> BleuScore:
+    """BLEU of one candidate against its references; ``options`` as for :func:`corpus_bleu`.
 
     Like ``sacrebleu.sentence_bleu``, effective order is on by default; with the same options
     the result equals sacrebleu's ``BLEU(...).sentence_score``.
@@ -275,15 +264,4 @@ def sentence_bleu(
         raise TypeError(f"candidate must be a str, got {type(candidate).__name__}")
     if isinstance(references, str) or not isinstance(references, Sequence):
         raise TypeError("references must be a list of reference strings")
-    return corpus_bleu(
-        [candidate],
-        [references],
-        tokenize=tokenize,
-        lowercase=lowercase,
-        smooth_method=smooth_method,
-        smooth_value=smooth_value,
-        max_ngram_order=max_ngram_order,
-        effective_order=effective_order,
-        weights=weights,
-        spm_model=spm_model,
-    )
+    return corpus_bleu([candidate], [references], effective_order=effective_order, **options)

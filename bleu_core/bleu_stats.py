@@ -99,24 +99,11 @@ class BleuStats:
     def tolist(self) -> List[int]:
         return [int(x) for x in self.vector]
 
-    def score(
-        self,
-        smooth_method: str = "exp",
-        smooth_value: Optional[float] = None,
-        effective_order: bool = False,
-        weights: Optional[Sequence[float]] = None,
-        signature: Optional[str] = None,
-    ) -> BleuScore:
-        """Brevity penalty and geometric mean, applied once, on these totals."""
-        return compute_bleu(
-            self.vector,
-            max_ngram_order=self.max_ngram_order,
-            smooth_method=smooth_method,
-            smooth_value=smooth_value,
-            effective_order=effective_order,
-            weights=weights,
-            signature=signature,
-        )
+    def score(self, **options) -> BleuScore:
+        """Brevity penalty and geometric mean, applied once, on these totals. ``options`` are
+        :func:`~bleu_core.bleu_score.compute_bleu`'s keywords (``smooth_method``, ``smooth_value``,
+        ``effective_order``, ``weights``, ``signature``); the order is these statistics'."""
+        return compute_bleu(self.vector, max_ngram_order=self.max_ngram_order, **options)
 
 
 # ----------------------------------------------------------------------------- scalar path

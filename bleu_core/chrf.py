@@ -27,7 +27,7 @@ import operator
 import string
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import partial
 
 import numpy as np
@@ -220,17 +220,7 @@ class Chrf(Metric):
         """``int64[n, width]`` (or its column sums) with the compiled kernel."""
         from .chrf_batch import chrf_batch_stats
 
-        return chrf_batch_stats(
-            candidates,
-            references,
-            char_order=self.char_order,
-            word_order=self.word_order,
-            beta=self.beta,
-            lowercase=self.lowercase,
-            whitespace=self.whitespace,
-            eps_smoothing=self.eps_smoothing,
-            per_row=per_row,
-        )
+        return chrf_batch_stats(candidates, references, per_row=per_row, **asdict(self))
 
     # -- scores ----------------------------------------------------------------------------------
 
@@ -391,37 +381,16 @@ class ChrfScore(Score):
 # ----------------------------------------------------------------------------- functions
 
 
-def corpus_chrf(
-    candidates,
-    references,
-    *,
-    char_order: int = 6,
-    word_order: int = 0,
-    beta: int = 2,
-    lowercase: bool = False,
-    whitespace: bool = False,
-    eps_smoothing: bool = False,
-) -> ChrfScore:
+def corpus_chrf(candidates, references, **options) -> ChrfScore:
     """Corpus chrF (chrF++ with ``word_order=2``), equal to sacrebleu 2.6.0's
-    ``CHRF(...).corpus_score``. ``references[i]`` is the list of references of
-    ``candidates[i]`` (``None``: a missing one); statistics are summed over the corpus and
-    scored once."""
-    metric = Chrf(char_order, word_order, beta, lowercase, whitespace, eps_smoothing)
-    return metric.corpus_score(candidates, references)
+    ``CHRF(...).corpus_score``; ``options`` are :class:`Chrf`'s (``char_order=6``,
+    ``word_order=0``, ``beta=2``, ``lowercase``, ``whitespace``, ``eps_smoothing``, by keyword).
+    ``references[i]`` is the list of references of ``candidates[i]`` (``None``: a missing one);
+    statistics are summed over the corpus and scored once."""
+    return Chrf(**options).corpus_score(candidates, references)
 
 
-def sentence_chrf(
-    candidate: str,
-    references: Sequence[str | None],
-    *,
-    char_order: int = 6,
-    word_order: int = 0,
-    beta: int = 2,
-    lowercase: bool = False,
-    whitespace: bool = False,
-    eps_smoothing: bool = False,
-) -> ChrfScore:
+def sentence_chrf(candidate: str, references: Sequence[str | None], **options) -> ChrfScore:
     """chrF of one candidate against its references, equal to sacrebleu's
-    ``CHRF(...).sentence_score``."""
-    metric = Chrf(char_order, word_order, beta, lowercase, whitespace, eps_smoothing)
-    return metric.sentence_score(candidate, references)
+    ``CHRF(...).sentence_score``; ``options`` as for :func:`corpus_chrf`."""
+    return Chrf(**options).sentence_score(candidate, references)
