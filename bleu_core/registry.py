@@ -158,6 +158,18 @@ def builtin_metrics() -> Dict[str, type]:
     return {Bleu.id: Bleu, Chrf.id: Chrf}
 
 
+def check_kernels() -> None:
+    """Every built-in metric counts one pair with its batch path (its compiled kernel), and the
+    kernels no metric owns (resampling, SentencePiece's ids) import; an exception if one is
+    missing or broken. The deploy images run it after building (a new built-in is covered)."""
+    import importlib
+
+    for cls in builtin_metrics().values():
+        cls().batch_stats(["a b"], [["a b"]])
+    for name in ("bleu_core._resample", "bleu_core.tokenizers._spm_ids"):
+        importlib.import_module(name)
+
+
 def _describe(ep) -> str:
     dist = getattr(ep, "dist", None)
     where = f"distribution {dist.name} {dist.version}" if dist is not None else "an unknown distribution"

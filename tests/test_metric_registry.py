@@ -137,3 +137,8 @@ def test_check_declaration_refuses(cls, message):
 def test_check_declaration_accepts_a_plugin_of_its_rules():
     registry.check_declaration(_plugin("my_metric", Option("beta", int, 2, "--my-metric-beta"),
                                        Option("lowercase", bool, False, "--my-metric-lowercase")))
+
+
+def test_check_kernels_runs_every_builtin_metric_kernel():
+    # what the deploy images run after building: one pair through each built-in's compiled batch path
+    assert registry.check_kernels() is None

@@ -18,10 +18,11 @@ REPO = Path(__file__).resolve().parents[1]
 NAME = "beambleu-0.1.0"
 # folders the tests, benchmarks and deploy checks read besides the packages
 FOLDERS = ("tests", "examples", "benchmarks", "deploy", ".ci")
-FILES = ("LICENSE", "README.md", "pyproject.toml", "setup.py", "MANIFEST.in", "bleu_core/_bleu.c", "bleu_core/_chrf.c",
-         "bleu_core/_resample.c", "bleu_core/tokenizers/_spm_ids.c", "bleu_core/_buffers.h", "bleu_core/_text.h")
-# the compiled kernels every wheel carries (module paths)
-KERNELS = ("bleu_core/_bleu", "bleu_core/_chrf", "bleu_core/_resample", "bleu_core/tokenizers/_spm_ids")
+FILES = ("LICENSE", "README.md", "pyproject.toml", "setup.py", "MANIFEST.in")
+# today's kernels' sources; the sdist must carry every C file and header under bleu_core/ (each C file is one
+# extension module every wheel carries), these and any added later
+KERNEL_SOURCES = ("bleu_core/_bleu.c", "bleu_core/_chrf.c", "bleu_core/_resample.c", "bleu_core/tokenizers/_spm_ids.c",
+                  "bleu_core/_buffers.h", "bleu_core/_text.h")
 # build products and local state that must never be shipped
 FORBIDDEN = (".so", ".pyc", "__pycache__", ".venv", ".git", ".pytest_cache", ".hypothesis")
 # sha256 of the Apache License 2.0 as published at https://www.apache.org/licenses/LICENSE-2.0.txt
@@ -41,6 +42,21 @@ def project_files() -> List[str]:
     return files
 
 
+def kernel_sources() -> List[str]:
+    """The C sources and headers of the kernels in the checkout."""
+    return sorted(f for f in project_files() if f.startswith("bleu_core/") and f.endswith((".c", ".h")))
+
+
+def kernels() -> List[str]:
+    """The compiled modules every wheel carries (module paths), one per C source."""
+    return [f[:-2] for f in kernel_sources() if f.endswith(".c")]
+
+
+def test_the_kernels_are_found_in_the_tree():
+    # at least today's kernels (a new one is found without a line here)
+    assert set(KERNEL_SOURCES) <= set(kernel_sources())
+
+
 def test_license_is_the_apache_2_text():
     assert hashlib.sha256((REPO / "LICENSE").read_bytes()).hexdigest() == APACHE_2_SHA256
 
@@ -53,7 +69,7 @@ def test_sdist_has_tests_examples_and_deploy_and_both_dists_carry_the_license(tm
     for name in set(project_files()) | {f for f in FILES if (REPO / f).is_file()}:
         (src / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(REPO / name, src / name)
-    for kernel in KERNELS:
+    for kernel in kernels():
         (src / f"{kernel}.cpython-311-x86_64-linux-gnu.so").write_bytes(b"")
     for folder in ("tests", "benchmarks"):
         (src / folder / "__pycache__").mkdir()
@@ -66,7 +82,7 @@ def test_sdist_has_tests_examples_and_deploy_and_both_dists_carry_the_license(tm
     with tarfile.open(dist / f"{NAME}.tar.gz") as sdist:
         members = {m.name.removeprefix(f"{NAME}/") for m in sdist.getmembers() if m.isfile()}
         pkg_info = sdist.extractfile(f"{NAME}/PKG-INFO").read().decode()
-    wanted = set(FILES) | {f for f in project_files() if f.split("/", 1)[0] in FOLDERS}
+    wanted = set(FILES) | set(kernel_sources()) | {f for f in project_files() if f.split("/", 1)[0] in FOLDERS}
     assert {"tests/oracle.py", "tests/conftest.py", "examples/sample/shards/alpha.parquet", ".ci/run",
             "deploy/validate.py", "benchmarks/core.py"} <= wanted
     assert sorted(wanted - members) == []
@@ -82,7 +98,7 @@ def test_sdist_has_tests_examples_and_deploy_and_both_dists_carry_the_license(tm
         names = set(wheel.namelist())
         assert wheel.read(f"{NAME}.dist-info/licenses/LICENSE") == (REPO / "LICENSE").read_bytes()
         assert "License-File: LICENSE" in wheel.read(f"{NAME}.dist-info/METADATA").decode()
-    for kernel in KERNELS:
+    for kernel in kernels():
         assert any(n.startswith(f"{kernel}.") and n.endswith(".so") for n in names), kernel
     # the pipeline/ folder is installed as the package `beambleu`: no generic top-level `pipeline` module
     assert "beambleu/cli.py" in names and "beambleu/__main__.py" in names
