@@ -17,8 +17,15 @@ is negative, else ``TypeError``; a string with an integer is a ``TypeError``).
 **Canonical order**: rows sorted by the key columns lexicographically, each column with nulls first,
 then by value (integers by their numeric value, strings by their UTF-8 bytes, which is Python's
 ``str`` order). Every table's rows are distinct and in this order, so a merge gives the same table
-whatever the order and grouping of its inputs; :func:`canonical_sort_key` is the same order for a
-Python key tuple.
+whatever the order and grouping of its inputs. The order is defined once, by :func:`_order_arrays`:
+:func:`canonical_order` (the sort), :func:`_compare` (row-wise, for merges and checks) and the final
+k-way merge of sorted parts (:func:`beambleu.outputs.merged_parts`) all go through it; there is no
+Python implementation of the order to keep in step.
+
+A group key has one representation from the batch to the group table: a row of a normalised Arrow
+key table (:func:`key_table`, made once per batch). It becomes Python values only to be written
+into a group's JSON object (:func:`iter_rows`); the group table's key columns are cast from the
+Arrow columns (:func:`beambleu.results.part_table`).
 
 Sums are checked: all additive entries are non-negative, each addition is one pair of them, so a
 negative result is an overflow and raises ``OverflowError``.
@@ -60,7 +67,7 @@ def key_column(col: Union[pa.Array, pa.ChunkedArray]) -> pa.Array:
     return col
 
 
-def _key_table(keys: Columns, names: Optional[Sequence[str]] = None) -> pa.Table:
+def key_table(keys: Columns, names: Optional[Sequence[str]] = None) -> pa.Table:
     if isinstance(keys, pa.Table):
         names, keys = keys.column_names, keys.columns
     if names is None:
@@ -76,29 +83,46 @@ def _valid(col: pa.Array) -> np.ndarray:
     return np.asarray(col.is_valid())
 
 
-def _column_compare(a: pa.Array, b: pa.Array) -> Tuple[np.ndarray, np.ndarray]:
-    """Row-wise (a < b, a == b) in canonical order (nulls first); a and b of one normalised type."""
-    va, vb = _valid(a), _valid(b)
-    both = va & vb
-    if pa.types.is_null(a.type):
-        lt, eq = np.zeros(len(a), dtype=bool), np.zeros(len(a), dtype=bool)
-    elif pa.types.is_large_string(a.type):
-        lt = np.asarray(pc.less(a, b).fill_null(False))
-        eq = np.asarray(pc.equal(a, b).fill_null(False))
-    else:
-        x, y = np.asarray(a.fill_null(0)), np.asarray(b.fill_null(0))
-        lt, eq = x < y, x == y
-    return (~va & vb) | (both & lt), (~va & ~vb) | (both & eq)
+_ZERO = {pa.large_string(): "", pa.int64(): 0, pa.uint64(): 0}
+
+
+def _order_arrays(col: pa.Array, validity: bool) -> List[pa.Array]:
+    """THE canonical order, defined once (every sort and every comparison of keys, in this module
+    and in :func:`beambleu.outputs.merged_parts`, goes through here): a normalised key column as
+    null-free Arrow arrays whose lexicographic ascending order, by Arrow's own comparison of their
+    types (``bool``: false < true; ``int64``/``uint64``: numeric; ``large_string``: UTF-8 bytes,
+    unsigned, a prefix first), is the column's canonical order: its validity (nulls first; left out
+    when ``validity`` is false, i.e. when no row compared is null) and its values with nulls set to
+    the type's zero. A ``null`` column has none (all its rows are equal)."""
+    if pa.types.is_null(col.type):
+        return []
+    values = col if col.null_count == 0 else col.fill_null(_ZERO[col.type])
+    return [pa.array(_valid(col)), values] if validity else [values]
+
+
+def canonical_order(keys: Columns) -> np.ndarray:
+    """The permutation (int64 indices) that puts the rows of ``keys`` in canonical order: Arrow's
+    stable sort over :func:`_order_arrays` (equal keys keep their input order)."""
+    table = key_table(keys)
+    arrays = [a for col in table.columns for a in _order_arrays(col.chunk(0), col.null_count > 0)]
+    if not arrays:
+        return np.arange(table.num_rows, dtype=np.int64)
+    names = [str(i) for i in range(len(arrays))]
+    order = pc.sort_indices(pa.table(arrays, names=names), sort_keys=[(n, "ascending") for n in names])
+    return np.asarray(order).astype(np.int64, copy=False)
 
 
 def _compare(a: pa.Table, b: pa.Table) -> Tuple[np.ndarray, np.ndarray]:
-    """Row-wise lexicographic (a < b, a == b) of two key tables of equal length and types."""
+    """Row-wise lexicographic (a < b, a == b) of two key tables of equal length and types: Arrow's
+    comparison kernels over the same :func:`_order_arrays` that :func:`canonical_order` sorts."""
     lt = np.zeros(a.num_rows, dtype=bool)
     eq = np.ones(a.num_rows, dtype=bool)
     for x, y in zip(a.columns, b.columns):
-        c_lt, c_eq = _column_compare(x.combine_chunks(), y.combine_chunks())
-        lt |= eq & c_lt
-        eq &= c_eq
+        x, y = x.combine_chunks(), y.combine_chunks()
+        validity = x.null_count > 0 or y.null_count > 0
+        for p, q in zip(_order_arrays(x, validity), _order_arrays(y, validity)):
+            lt |= eq & np.asarray(pc.less(p, q))
+            eq &= np.asarray(pc.equal(p, q))
     return lt, eq
 
 
@@ -106,18 +130,11 @@ def group_ids(keys: Columns) -> Tuple[np.ndarray, np.ndarray]:
     """``(inverse, first)``: each row's group number, groups numbered in canonical key order, and
     one row of each group (its first). Exact for any number of columns and values (a sort, no key
     codes)."""
-    table = _key_table(keys)
+    table = key_table(keys)
     n = table.num_rows
     if n == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    sort_keys, cols = [], {}
-    for i, col in enumerate(table.columns):
-        if pa.types.is_null(col.type):
-            continue
-        cols[f"v{i}"] = pa.array(_valid(col.chunk(0)))  # nulls first: validity before the value
-        cols[f"k{i}"] = col
-        sort_keys += [(f"v{i}", "ascending"), (f"k{i}", "ascending")]
-    order = np.asarray(pc.sort_indices(pa.table(cols), sort_keys=sort_keys)) if sort_keys else np.arange(n)
+    order = canonical_order(table)
     ordered = table.take(order)
     change = np.ones(n, dtype=bool)
     _, eq = _compare(ordered.slice(1), ordered.slice(0, n - 1))
@@ -127,9 +144,11 @@ def group_ids(keys: Columns) -> Tuple[np.ndarray, np.ndarray]:
     return inverse, order[change].astype(np.int64)
 
 
-def canonical_sort_key(key: tuple) -> tuple:
-    """The canonical order of Python key tuples (``None``, ``int``, ``str`` values)."""
-    return tuple((0, 0) if v is None else (1, v) for v in key)
+def count_not_above(keys: pa.Table, bound: pa.Table) -> int:
+    """How many rows of ``keys`` (normalised, in canonical order) are at most the one row of
+    ``bound`` (same types): a binary search with :func:`_compare`."""
+    below, found = _lower_bound(keys, bound)
+    return int(below[0]) + int(found[0])
 
 
 # -- the table -------------------------------------------------------------------------------------
@@ -143,7 +162,7 @@ class GroupTable:
     __slots__ = ("keys", "accs")
 
     def __init__(self, keys: Columns, accs: np.ndarray, names: Optional[Sequence[str]] = None):
-        keys = _key_table(keys, names)
+        keys = key_table(keys, names)
         accs = np.ascontiguousarray(accs, dtype=np.int64)
         if accs.ndim != 2 or accs.shape[0] != keys.num_rows or accs.shape[1] < 3:
             raise ValueError(f"accumulators of shape {accs.shape} for {keys.num_rows} keys")
@@ -167,7 +186,7 @@ class GroupTable:
         """The groups of a batch: ``keys`` one row per pair (Arrow columns or table), ``stats``
         int64[n, k] and ``nrefs`` int64[n] per pair; ``boot`` int64[n_groups, B, k] per group in the
         order of ``groups = group_ids(keys)`` (pass ``groups`` when it was computed already)."""
-        table = _key_table(keys, names)
+        table = key_table(keys, names)
         inverse, first = groups if groups is not None else group_ids(table)
         accs = accumulate.accumulate_groups(stats, nrefs, inverse, len(first), boot)
         return cls._make(table.take(first), accs)
@@ -254,6 +273,17 @@ def _unified_type(types: List[pa.DataType], columns: List[pa.Array], name: str) 
     return pa.uint64()
 
 
+def unify_keys(keys: List[pa.Table]) -> List[pa.Table]:
+    """Normalised key tables of the same column names, cast to one type per column (see the module
+    doc); a table already of those types is returned as it is."""
+    targets = []
+    for j, name in enumerate(keys[0].column_names):
+        cols = [k.column(j).combine_chunks() for k in keys]
+        targets.append(_unified_type([c.type for c in cols], cols, name))
+    schema = pa.schema([(name, typ) for name, typ in zip(keys[0].column_names, targets)])
+    return [k if k.schema.equals(schema) else k.cast(schema) for k in keys]
+
+
 def _unify(tables: List[GroupTable]) -> List[GroupTable]:
     """The tables with one key type per column (see the module doc)."""
     names, width = tables[0].names, tables[0].width
@@ -261,13 +291,8 @@ def _unify(tables: List[GroupTable]) -> List[GroupTable]:
         if t.names != names or t.width != width:
             raise ValueError(f"cannot merge group tables of keys {t.names} (width {t.width}) "
                              f"and {names} (width {width})")
-    targets = []
-    for j, name in enumerate(names):
-        cols = [t.keys.column(j).chunk(0) for t in tables]
-        targets.append(_unified_type([c.type for c in cols], cols, name))
-    schema = pa.schema([(name, typ) for name, typ in zip(names, targets)])
-    return [t if t.keys.schema.equals(schema) else GroupTable._make(t.keys.cast(schema), t.accs)
-            for t in tables]
+    keys = unify_keys([t.keys for t in tables])
+    return [t if k is t.keys else GroupTable._make(k, t.accs) for t, k in zip(tables, keys)]
 
 
 def _zeros(n: int, width: int) -> np.ndarray:
@@ -409,7 +434,7 @@ def shard_of(keys: Columns, n_shards: int, exclude: Optional[Union[str, int]] = 
     """int64 shard number in ``[0, n_shards)`` per row, a fixed function of the key values (not of the
     process, the run, the Arrow type width or dictionary encoding); ``exclude`` (a column name or
     index) is left out, so rows equal on the other columns share a shard."""
-    table = _key_table(keys)
+    table = key_table(keys)
     skip = table.column_names.index(exclude) if isinstance(exclude, str) else exclude
     cols = [c.chunk(0) for j, c in enumerate(table.columns) if j != skip]
     out = np.empty(table.num_rows, dtype=np.int64)

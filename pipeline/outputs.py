@@ -143,67 +143,77 @@ class TableWriter:
 
 
 class _PartReader:
-    """One sorted part: its key tuples (for the merge), and its rows taken in order."""
+    """One sorted part, read a batch at a time: its buffered rows and their keys (normalised)."""
 
-    def __init__(self, path: str, key_names: List[str]):
-        self.path, self.key_names = path, key_names
-        self._rows = self._batches(None)
-        self._buffer: Optional[pa.Table] = None
-
-    def _batches(self, columns):
+    def __init__(self, path: str, key_names: List[str], batch_rows: int = 4096):
         from apache_beam.io.filesystems import FileSystems
         import pyarrow.parquet as pq
 
-        with FileSystems.open(self.path, compression_type="uncompressed") as fh:
-            yield from pq.ParquetFile(fh).iter_batches(batch_size=4096, columns=columns)
+        self.fh = FileSystems.open(path, compression_type="uncompressed")
+        part = pq.ParquetFile(self.fh)
+        self.unread = part.metadata.num_rows  # rows not yet in the buffer
+        self._batches = part.iter_batches(batch_size=batch_rows)
+        self.key_names = key_names
+        self.rows: Optional[pa.Table] = None
+        self.keys: Optional[pa.Table] = None
 
-    def keys(self, index: int):
-        from .grouptable import canonical_sort_key
+    def fill(self) -> bool:
+        """A non-empty buffer if rows are left (False when the part is done)."""
+        from .grouptable import key_table
 
-        row = 0
-        for batch in self._batches(self.key_names):
-            for key in zip(*(c.to_pylist() for c in batch.columns)):
-                yield canonical_sort_key(key), index, row
-                row += 1
+        while self.rows is None or self.rows.num_rows == 0:
+            batch = next(self._batches, None)
+            if batch is None:
+                self.unread = 0
+                self.fh.close()
+                return False
+            self.unread -= batch.num_rows
+            self.rows = pa.Table.from_batches([batch])
+            self.keys = key_table(self.rows.select(self.key_names))
+        return True
 
-    def take_next(self, n: int) -> pa.Table:
-        pieces = []
-        while n > 0:
-            if self._buffer is None or self._buffer.num_rows == 0:
-                self._buffer = pa.Table.from_batches([next(self._rows)])
-            piece = self._buffer.slice(0, n)
-            self._buffer = self._buffer.slice(piece.num_rows)
-            pieces.append(piece)
-            n -= piece.num_rows
-        return pa.concat_tables(pieces)
+    def take(self, n: int) -> pa.Table:
+        piece = self.rows.slice(0, n)
+        self.rows, self.keys = self.rows.slice(n), self.keys.slice(n)
+        return piece
 
 
-def merged_parts(paths: List[str], key_names: List[str], chunk_rows: int = 8192):
-    """The rows of sorted parts in global canonical key order, as tables of up to ``chunk_rows``
-    rows; memory: about one batch per part. Each part is consumed in order, so the rows a chunk
-    takes from a part are that part's next ones."""
-    import heapq
-    import itertools
+def merged_parts(paths: List[str], key_names: List[str], chunk_rows: int = 8192, batch_rows: int = 4096):
+    """The rows of sorted parts in global canonical key order, as tables of ``chunk_rows`` rows
+    (the last one fewer); memory: about one batch (``batch_rows``) per part. Each round takes from every part the
+    buffered rows up to the smallest last buffered key of the parts not yet read to the end, and
+    sorts them with :func:`beambleu.grouptable.canonical_order`: the key order of the group table
+    is the one the group tables were merged in, by construction (there is no second order).
+    Rows of equal keys in several parts (none in a run: a key has one shard) come in part order."""
+    from . import grouptable
 
-    readers = [_PartReader(p, key_names) for p in paths]
-    order = heapq.merge(*(r.keys(i) for i, r in enumerate(readers)))
+    readers = [_PartReader(p, key_names, batch_rows) for p in paths]
+    ready: List[pa.Table] = []
+    n_ready = 0
     while True:
-        picked = [i for _, i, _ in itertools.islice(order, chunk_rows)]
-        if not picked:
-            return
-        counts: Dict[int, int] = {}
-        for i in picked:
-            counts[i] = counts.get(i, 0) + 1
-        start, pieces, at = {}, [], 0
-        for i in sorted(counts):
-            pieces.append(readers[i].take_next(counts[i]))
-            start[i], at = at, at + counts[i]
-        taken = dict.fromkeys(counts, 0)
-        perm = []
-        for i in picked:
-            perm.append(start[i] + taken[i])
-            taken[i] += 1
-        yield pa.concat_tables(pieces).take(pa.array(perm, pa.int64()))
+        live = [r for r in readers if r.fill()]
+        if not live:
+            break
+        keys = grouptable.unify_keys([r.keys for r in live])
+        open_ = [k for r, k in zip(live, keys) if r.unread]
+        if open_:  # no row above the smallest last key of a part with rows still unread can come first
+            lasts = pa.concat_tables([k.slice(k.num_rows - 1) for k in open_])
+            bound = lasts.slice(int(grouptable.canonical_order(lasts)[0]), 1)
+            counts = [grouptable.count_not_above(k, bound) for k in keys]
+        else:
+            counts = [k.num_rows for k in keys]
+        rows = pa.concat_tables([r.take(c) for r, c in zip(live, counts)])
+        taken = pa.concat_tables([k.slice(0, c) for k, c in zip(keys, counts)])
+        ready.append(rows.take(pa.array(grouptable.canonical_order(taken))))
+        n_ready += rows.num_rows
+        if n_ready >= chunk_rows:
+            pending = pa.concat_tables(ready)
+            done = n_ready - n_ready % chunk_rows
+            for at in range(0, done, chunk_rows):
+                yield pending.slice(at, chunk_rows).combine_chunks()
+            ready, n_ready = [pending.slice(done)], n_ready - done
+    if n_ready:
+        yield pa.concat_tables(ready).combine_chunks()
 
 
 def finish_sentence_dir(parts: List[str], cfg: OutputConfig, meta: Dict) -> int:

@@ -171,6 +171,7 @@ class TableLayout:
             raise ValueError(f"group table column {clash[0]!r} is both a group key and a score field; rename the "
                              "key column")
         self.columns = cols
+        self.key_types = dict(key_types)
         self.schema = pa.schema([pa.field(name, typ) for name, typ, _ in cols])
 
     def row(self, d: Dict) -> Dict:
@@ -178,9 +179,21 @@ class TableLayout:
         return {name: get(d) for name, _, get in self.columns}
 
 
-def part_table(docs: List[Dict], layout: TableLayout) -> pa.Table:
-    """A part: the group table's rows of ``docs`` plus each one's JSON object."""
-    rows = [layout.row(d) for d in docs]
-    table = pa.Table.from_pylist(rows, schema=layout.schema)
+def part_table(docs: List[Dict], layout: TableLayout, keys: Optional[pa.Table] = None) -> pa.Table:
+    """A part: the group table's rows of ``docs`` plus each one's JSON object. With ``keys`` (the
+    groups' key columns, one row per doc: a slice of the scored group table's Arrow keys) the key
+    columns are cast from them to the table's types (a key column the grouping set has not is
+    null), not rebuilt from the JSON objects' Python values."""
+    if keys is None:
+        table = pa.Table.from_pylist([layout.row(d) for d in docs], schema=layout.schema)
+    else:
+        rest = [c for c in layout.columns if c[0] not in layout.key_types]
+        values = pa.Table.from_pylist([{name: get(d) for name, _, get in rest} for d in docs],
+                                      schema=pa.schema([pa.field(name, typ) for name, typ, _ in rest]))
+        n = len(docs)
+        table = pa.Table.from_arrays(
+            [(keys.column(name).combine_chunks().cast(typ) if name in keys.column_names else pa.nulls(n, typ))
+             if name in layout.key_types else values.column(name) for name, typ, _ in layout.columns],
+            schema=layout.schema)
     return table.append_column(JSON_COLUMN, pa.array([json.dumps(d, ensure_ascii=False) for d in docs],
                                                      pa.large_string()))

@@ -137,6 +137,9 @@ class BatchToStats(beam.DoFn):
             if bad is not None:
                 self.rejected.inc()
                 raise PipelineInputError(f"{source}: row {first_row + bad}, column {c!r}: invalid UTF-8")
+        # the keys' one representation from here to the group table: normalised Arrow columns,
+        # made once per batch (see beambleu.grouptable)
+        group_cols = {c: grouptable.key_column(col) for c, col in group_cols.items()}
         row_keys = self._row_keys(source, first_row, batch) if cfg.n_boot else None
         # each grouping set's rows -> group index (groups in canonical key order): the same for
         # every candidate column
@@ -176,8 +179,8 @@ class BatchToStats(beam.DoFn):
             for g, gs, inverse, first in sets:
                 part = None if boot is None else boot[offset:offset + len(first)]
                 offset += len(first)
-                keys = [pa.array([cand_col] * batch.num_rows, pa.string()) if spec.wide and c == "system"
-                        else group_cols[c] for c in gs]
+                keys = [pa.repeat(pa.scalar(cand_col, pa.large_string()), batch.num_rows)
+                        if spec.wide and c == "system" else group_cols[c] for c in gs]
                 table = grouptable.GroupTable.from_rows(keys, stats, nrefs, part, (inverse, first), names=list(gs))
                 system = self.config.system_column
                 shards = grouptable.shard_of(table.keys, N_SHARDS, exclude=system if system in gs else None)
@@ -397,7 +400,8 @@ class ScoreShards(beam.DoFn):
         with FileSystems.create(path) as fh:  # a retried bundle writes the same file again
             writer = None
             for docs in score_groups(self.metrics, self.spec.group_by[g], table, self.sig, system):
-                part = results.part_table(docs, self.layout)
+                # score_groups gives the table's groups in its order: this chunk's keys are the next rows
+                part = results.part_table(docs, self.layout, table.keys.slice(n, len(docs)))
                 writer = writer or pq.ParquetWriter(fh, part.schema)
                 writer.write_table(part)
                 n += len(docs)
