@@ -180,11 +180,15 @@ class _PartReader:
 
 def merged_parts(paths: List[str], key_names: List[str], chunk_rows: int = 8192, batch_rows: int = 4096):
     """The rows of sorted parts in global canonical key order, as tables of ``chunk_rows`` rows
-    (the last one fewer); memory: about one batch (``batch_rows``) per part. Each round takes from every part the
-    buffered rows up to the smallest last buffered key of the parts not yet read to the end, and
-    sorts them with :func:`beambleu.grouptable.canonical_order`: the key order of the group table
-    is the one the group tables were merged in, by construction (there is no second order).
-    Rows of equal keys in several parts (none in a run: a key has one shard) come in part order."""
+    (the last one fewer); memory: about one batch (``batch_rows``) per part and one chunk. Each
+    round considers, from every part, its buffered rows up to the smallest last buffered key of the
+    parts not yet read to the end (no row still unread can come before those), sorts them with
+    :func:`beambleu.grouptable.canonical_order` and takes the first ones that fit in the chunk:
+    the group table's key order is the one the group tables were merged in, by construction (there
+    is no second order). Rows of equal keys in several parts (none in a run: a key has one shard)
+    come in part order."""
+    import numpy as np
+
     from . import grouptable
 
     readers = [_PartReader(p, key_names, batch_rows) for p in paths]
@@ -194,24 +198,27 @@ def merged_parts(paths: List[str], key_names: List[str], chunk_rows: int = 8192,
         live = [r for r in readers if r.fill()]
         if not live:
             break
+        want = chunk_rows - n_ready
         keys = grouptable.unify_keys([r.keys for r in live])
         open_ = [k for r, k in zip(live, keys) if r.unread]
-        if open_:  # no row above the smallest last key of a part with rows still unread can come first
+        if open_:
             lasts = pa.concat_tables([k.slice(k.num_rows - 1) for k in open_])
             bound = lasts.slice(int(grouptable.canonical_order(lasts)[0]), 1)
             counts = [grouptable.count_not_above(k, bound) for k in keys]
         else:
             counts = [k.num_rows for k in keys]
-        rows = pa.concat_tables([r.take(c) for r, c in zip(live, counts)])
-        taken = pa.concat_tables([k.slice(0, c) for k, c in zip(keys, counts)])
-        ready.append(rows.take(pa.array(grouptable.canonical_order(taken))))
-        n_ready += rows.num_rows
-        if n_ready >= chunk_rows:
-            pending = pa.concat_tables(ready)
-            done = n_ready - n_ready % chunk_rows
-            for at in range(0, done, chunk_rows):
-                yield pending.slice(at, chunk_rows).combine_chunks()
-            ready, n_ready = [pending.slice(done)], n_ready - done
+        counts = np.minimum(counts, want)  # a part gives at most the rest of the chunk
+        order = grouptable.canonical_order(pa.concat_tables([k.slice(0, c) for k, c in zip(keys, counts)]))[:want]
+        # the first rows in order are a prefix of each part's rows (each part is sorted)
+        part = np.repeat(np.arange(len(live)), counts)[order]
+        used = np.bincount(part, minlength=len(live))
+        at_counts, at_used = np.cumsum(counts) - counts, np.cumsum(used) - used
+        rows = pa.concat_tables([r.take(int(u)) for r, u in zip(live, used)])
+        ready.append(rows.take(pa.array(at_used[part] + order - at_counts[part])))
+        n_ready += len(order)
+        if n_ready == chunk_rows:
+            yield pa.concat_tables(ready).combine_chunks()
+            ready, n_ready = [], 0
     if n_ready:
         yield pa.concat_tables(ready).combine_chunks()
 
