@@ -50,18 +50,29 @@ Columns = Union[pa.Table, Sequence[Union[pa.Array, pa.ChunkedArray]]]
 
 # -- key columns -----------------------------------------------------------------------------------
 
-def key_column(col: Union[pa.Array, pa.ChunkedArray]) -> pa.Array:
-    """One key column in its normalised type (see the module doc), as a single-chunk array."""
-    t = col.type
+def key_type(t: pa.DataType) -> pa.DataType:
+    """The normalised type of a key column of Arrow type ``t`` (see the module doc); ``TypeError``
+    for a type a group key cannot have (floats, bytes, booleans, views...: they have no canonical
+    order here). The group table writes ``large_string`` as ``string``
+    (:func:`beambleu.run_command.key_types`)."""
     if pa.types.is_dictionary(t):
-        col = col.cast(t.value_type)
         t = t.value_type
-    if pa.types.is_string(t):
-        col = col.cast(pa.large_string())
-    elif pa.types.is_integer(t) and t != pa.uint64() and t != pa.int64():
-        col = col.cast(pa.int64())
-    elif not (pa.types.is_large_string(t) or t in (pa.int64(), pa.uint64()) or pa.types.is_null(t)):
-        raise TypeError(f"a group key column must be {accumulate.GROUP_KEY_TYPES}, found {t}")
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return pa.large_string()
+    if pa.types.is_integer(t):
+        return t if t == pa.uint64() else pa.int64()
+    if pa.types.is_null(t):
+        return t
+    raise TypeError(f"a group key column must be {accumulate.GROUP_KEY_TYPES}, found {t}")
+
+
+def key_column(col: Union[pa.Array, pa.ChunkedArray]) -> pa.Array:
+    """One key column in its normalised type (:func:`key_type`), as a single-chunk array."""
+    target = key_type(col.type)
+    if pa.types.is_dictionary(col.type):
+        col = col.cast(col.type.value_type)
+    if col.type != target:
+        col = col.cast(target)
     if isinstance(col, pa.ChunkedArray):
         col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
     return col

@@ -86,6 +86,8 @@ def key_types(spec: InputSpec, schema) -> dict:
     dictionaries of strings) as string, uint64 as uint64, other integers as int64."""
     import pyarrow as pa
 
+    from .grouptable import key_type
+
     types = {}
     for gs in spec.group_by:
         for c in gs:
@@ -94,9 +96,8 @@ def key_types(spec: InputSpec, schema) -> dict:
             if spec.wide and c == "system":
                 types[c] = pa.string()
                 continue
-            t = schema.field(c).type
-            t = t.value_type if pa.types.is_dictionary(t) else t
-            types[c] = pa.string() if not pa.types.is_integer(t) else (pa.uint64() if t == pa.uint64() else pa.int64())
+            t = key_type(schema.field(c).type)  # the group tables' type of the column
+            types[c] = pa.string() if t == pa.large_string() else t
     return types
 
 
