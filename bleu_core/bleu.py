@@ -13,7 +13,7 @@ from .bleu_batch import batch_stats
 from .bleu_score import (SMOOTH_DEFAULTS, BleuScore, BleuSignature, bleu_of_checked, check_order, check_smoothing,
                          check_stats, check_weights, stat_names)
 from .bleu_stats import BleuStats, scalar_stats
-from .protocol import Metric, nrefs_label
+from .protocol import Metric, Stat, nrefs_label
 from .registry import Option
 from .tokenizers import TOKENIZERS, check_spm_model, check_tokenizer_name, default_tokenizer, get_tokenizer
 from .tokenizers.tokenizer_spm import is_url, local_path
@@ -164,12 +164,13 @@ class Bleu(Metric):
         return self if self.effective_order else replace(self, effective_order=True)
 
     def table_columns(self) -> List[Tuple[str, pa.DataType, object]]:
+        order = self.max_ngram_order  # statistics: [sys_len, ref_len, counts_1..N, totals_1..N]
         cols = [("score", pa.float64(), "score"), ("bp", pa.float64(), "bp"), ("ratio", pa.float64(), "ratio"),
-                ("sys_len", pa.int64(), "sys_len"), ("ref_len", pa.int64(), "ref_len"),
+                ("sys_len", pa.int64(), Stat(0)), ("ref_len", pa.int64(), Stat(1)),
                 ("n_pairs", pa.int64(), "n_pairs"), ("nrefs", pa.string(), "nrefs"),
                 ("signature", pa.string(), "signature")]
-        for n in range(self.max_ngram_order):
-            cols += [(f"counts_{n + 1}", pa.int64(), ("counts", n)), (f"totals_{n + 1}", pa.int64(), ("totals", n)),
+        for n in range(order):
+            cols += [(f"counts_{n + 1}", pa.int64(), Stat(2 + n)), (f"totals_{n + 1}", pa.int64(), Stat(2 + order + n)),
                      (f"precision_{n + 1}", pa.float64(), ("precisions", n))]
         return cols
 

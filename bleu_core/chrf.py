@@ -26,14 +26,13 @@ import math
 import operator
 import string
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from functools import partial
 
 import numpy as np
 import pyarrow as pa
 
-from .protocol import Metric, Score, checked_pairs, nrefs_label
+from .protocol import Metric, Score, Stat, checked_pairs, nrefs_label
 from .registry import Option
 from .signature import SignatureFields
 from .sums import INT64_MAX
@@ -305,21 +304,13 @@ class Chrf(Metric):
         sig = None if nrefs is None else self.signature(nrefs, n_bootstrap, seed)
         return ChrfScore(self._f_score(values), values, self.char_order, self.word_order, self.beta).sign(sig)
 
-    def table_columns(self) -> list[tuple[str, pa.DataType, Callable[[dict], object]]]:
+    def table_columns(self) -> list[tuple[str, pa.DataType, object]]:
         """``score``, ``signature``, then the statistics under their :meth:`stat_names`
         (``char1_hyp``, ``char1_ref``, ``char1_match``, ..., ``word1_hyp``, ...), as in the
-        per-pair output (getters are picklable)."""
+        per-pair output, taken from the totals (getters are picklable)."""
         columns = [("score", pa.float64(), operator.itemgetter("score")),
                    ("signature", pa.string(), operator.methodcaller("get", "signature"))]
-        keys = ("hyp_counts", "ref_counts", "matches")
-        for i, name in enumerate(self.stat_names()):
-            columns.append((name, pa.int64(), partial(_item, keys[i % 3], i // 3)))
-        return columns
-
-
-def _item(key: str, index: int, d: dict):
-    """``d[key][index]`` (a table column getter that pickles, unlike a lambda)."""
-    return d[key][index]
+        return columns + [(name, pa.int64(), Stat(i)) for i, name in enumerate(self.stat_names())]
 
 
 class ChrfSignature(SignatureFields):

@@ -31,7 +31,7 @@ vector (what the pipeline counts and combines in one pass).
 from __future__ import annotations
 
 import itertools
-from typing import Iterable, List, Optional, Sequence, Tuple
+from typing import Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 import pyarrow as pa
@@ -42,6 +42,13 @@ from .sums import checked_add, column_sums
 
 #: pairs converted to Arrow and counted per kernel call by ``corpus_stats``; bounds memory
 CHUNK = 20_000
+
+
+class Stat(NamedTuple):
+    """A group-table column that is one of the metric's statistics (``index`` in its vector):
+    the group table takes it straight from the group's totals."""
+
+    index: int
 
 
 class Score:
@@ -177,9 +184,10 @@ class Metric:
         return self
 
     def table_columns(self) -> List[Tuple[str, pa.DataType, object]]:
-        """Columns of the group table a score fills: (name, Arrow type, field), where field
-        says where the value is in the score's :meth:`Score.to_dict`: a key, a (key, index) pair
-        for an entry of a list, or a callable of the dict. Names get :attr:`column_prefix`. The
+        """Columns of the group table: (name, Arrow type, field), where field is a
+        :class:`Stat` (the column is a statistic, taken from the totals), or says where the value
+        is in the score's :meth:`Score.to_dict`: a key, a (key, index) pair for an entry of a
+        list, or a callable of the dict. Names get :attr:`column_prefix`. The
         significance columns go right after ``signature``; ``n_pairs`` and ``nrefs``, shared by
         every metric, go where the first metric lists them (else after the group keys)."""
         raise NotImplementedError

@@ -5,8 +5,9 @@ shapes its results as ``beambleu run`` writes them. ``group_doc`` makes the JSON
 accumulator: with one metric, that metric's object (sacrebleu's fields, the statistics, the
 interval when bootstrapped, the paired test's fields when tested) plus ``n_pairs``; with several,
 ``{"n_pairs", "scores": [one object per metric]}`` (sacrebleu's ``-f json`` prints a list for
-several metrics too). ``TableLayout`` turns such objects into rows of the group table (each
-metric's :meth:`~bleu_core.protocol.Metric.table_columns`).
+several metrics too). ``TableLayout`` and ``part_table`` make the group table's columns (each
+metric's :meth:`~bleu_core.protocol.Metric.table_columns`): statistics and ``n_pairs`` straight
+from the accumulators, keys from the groups' Arrow keys, scores from the scored objects.
 """
 
 from __future__ import annotations
@@ -14,13 +15,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import partial
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, NamedTuple, Optional, Sequence
 
 import numpy as np
 import pyarrow as pa
 
 from bleu_core import scoring
-from bleu_core.protocol import Metric, MetricSet
+from bleu_core.protocol import Metric, MetricSet, Stat
 
 from . import accumulate as acc_ops
 from .document import JSON_COLUMN, score_parts  # noqa: F401  (part of this module's API)
@@ -128,28 +129,40 @@ def _field(i, field, d):
 
 
 def _shared(name, d):
-    return d["n_pairs"] if name == "n_pairs" else score_parts(d)[0].get(name)
+    return score_parts(d)[0].get(name)
 
 
 def _group_field(name, d):
     return d.get(name)
 
 
+class Totals(NamedTuple):
+    """A group-table column taken from the groups' accumulators: their column ``index``."""
+
+    index: int
+
+
+#: ``n_pairs``, the third entry from the end of an accumulator (see :mod:`beambleu.accumulate`)
+N_PAIRS = Totals(-3)
+
+
 class TableLayout:
-    """The group table's columns and how each is read from a group's JSON object: ``group_by``,
-    every key column (null where a grouping set does not have it), then each metric's
-    :meth:`~bleu_core.protocol.Metric.table_columns` (named with its ``column_prefix``), its
-    significance columns right after its ``signature`` when bootstrapped; ``n_pairs`` and
-    ``nrefs`` once, where the first metric lists them (else right after the keys)."""
+    """The group table's columns and where each comes from: ``group_by``, every key column (null
+    where a grouping set does not have it; from the groups' Arrow keys), then each metric's
+    :meth:`~bleu_core.protocol.Metric.table_columns` (named with its ``column_prefix``; a
+    :class:`~bleu_core.protocol.Stat` is taken straight from the accumulators' totals, the rest
+    from the scored group's JSON object), its significance columns right after its ``signature``
+    when bootstrapped; ``n_pairs`` (from the accumulators) and ``nrefs`` once, where the first
+    metric lists them (else right after the keys)."""
 
     def __init__(self, key_types: Dict[str, pa.DataType], metrics, sig: Optional[Significance] = None):
         metrics = as_metric_set(metrics)
         cols = [("group_by", pa.string(), _group_by)]
         cols += [(c, t, partial(_key, c)) for c, t in key_types.items()]
-        shared = [("n_pairs", pa.int64(), partial(_shared, "n_pairs")),
-                  ("nrefs", pa.string(), partial(_shared, "nrefs"))]
+        shared = [("n_pairs", pa.int64(), N_PAIRS), ("nrefs", pa.string(), partial(_shared, "nrefs"))]
         if not any(name in SHARED for name, _, _ in metrics[0].table_columns()):
             cols += shared
+        offset = 0  # where the metric's statistics start in an accumulator
         for i, metric in enumerate(metrics):
             prefix = metric.column_prefix
             for name, typ, field in metric.table_columns():
@@ -157,7 +170,8 @@ class TableLayout:
                     if i == 0:
                         cols += [c for c in shared if c[0] == name]
                     continue
-                cols.append((prefix + name, typ, partial(_field, i, field)))
+                get = Totals(offset + field.index) if isinstance(field, Stat) else partial(_field, i, field)
+                cols.append((prefix + name, typ, get))
                 if name != "signature" or sig is None:
                     continue
                 if sig.intervals:
@@ -165,6 +179,7 @@ class TableLayout:
                 if sig.paired:
                     cols.append((prefix + "baseline", pa.string(), partial(_group_field, "baseline")))
                     cols += [(prefix + c, t, partial(_field, i, c)) for c, t in TABLE_PAIRED[1:]]
+            offset += metric.width
         names = [c[0] for c in cols]
         clash = sorted({n for n in names if names.count(n) > 1})
         if clash:
@@ -174,26 +189,26 @@ class TableLayout:
         self.key_types = dict(key_types)
         self.schema = pa.schema([pa.field(name, typ) for name, typ, _ in cols])
 
-    def row(self, d: Dict) -> Dict:
-        """The group table's row of a group's JSON object."""
-        return {name: get(d) for name, _, get in self.columns}
 
-
-def part_table(docs: List[Dict], layout: TableLayout, keys: Optional[pa.Table] = None) -> pa.Table:
-    """A part: the group table's rows of ``docs`` plus each one's JSON object. With ``keys`` (the
-    groups' key columns, one row per doc: a slice of the scored group table's Arrow keys) the key
-    columns are cast from them to the table's types (a key column the grouping set has not is
-    null), not rebuilt from the JSON objects' Python values."""
-    if keys is None:
-        table = pa.Table.from_pylist([layout.row(d) for d in docs], schema=layout.schema)
-    else:
-        rest = [c for c in layout.columns if c[0] not in layout.key_types]
-        values = pa.Table.from_pylist([{name: get(d) for name, _, get in rest} for d in docs],
-                                      schema=pa.schema([pa.field(name, typ) for name, typ, _ in rest]))
-        n = len(docs)
-        table = pa.Table.from_arrays(
-            [(keys.column(name).combine_chunks().cast(typ) if name in keys.column_names else pa.nulls(n, typ))
-             if name in layout.key_types else values.column(name) for name, typ, _ in layout.columns],
-            schema=layout.schema)
+def part_table(docs: List[Dict], layout: TableLayout, accs: np.ndarray, keys: Optional[pa.Table] = None) -> pa.Table:
+    """A part: the group table's rows of ``docs`` (the scored groups' JSON objects) plus each
+    one's JSON object. ``accs`` are the groups' accumulators (``int64[len(docs), width]``, a slice
+    of the scored group table's), from which the statistics columns and ``n_pairs`` are taken
+    as they are. With ``keys`` (the groups' key columns, one row per doc: a slice of the scored
+    group table's Arrow keys) the key columns are cast from them to the table's types (a key
+    column the grouping set has not is null), not rebuilt from the JSON objects' Python values."""
+    n = len(docs)
+    if accs.shape[0] != n:
+        raise ValueError(f"{accs.shape[0]} accumulators for {n} groups")
+    arrays = []
+    for name, typ, get in layout.columns:
+        if isinstance(get, Totals):
+            arrays.append(pa.array(accs[:, get.index], typ))
+        elif keys is not None and name in layout.key_types:
+            arrays.append(keys.column(name).combine_chunks().cast(typ) if name in keys.column_names
+                          else pa.nulls(n, typ))
+        else:
+            arrays.append(pa.array([get(d) for d in docs], typ))
+    table = pa.Table.from_arrays(arrays, schema=layout.schema)
     return table.append_column(JSON_COLUMN, pa.array([json.dumps(d, ensure_ascii=False) for d in docs],
                                                      pa.large_string()))

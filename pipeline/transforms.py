@@ -401,7 +401,8 @@ class ScoreShards(beam.DoFn):
             writer = None
             for docs in score_groups(self.metrics, self.spec.group_by[g], table, self.sig, system):
                 # score_groups gives the table's groups in its order: this chunk's keys are the next rows
-                part = results.part_table(docs, self.layout, table.keys.slice(n, len(docs)))
+                rows = slice(n, n + len(docs))
+                part = results.part_table(docs, self.layout, table.accs[rows], table.keys.slice(n, len(docs)))
                 writer = writer or pq.ParquetWriter(fh, part.schema)
                 writer.write_table(part)
                 n += len(docs)

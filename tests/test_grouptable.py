@@ -321,3 +321,43 @@ def test_pickled_size_per_group():
     print(f"\npickled GroupTable: {len(blob) / n:.1f} bytes/group for {n} groups of width {width} "
           f"(in memory {table.nbytes / n:.1f}); dumps {t1 - t0:.2f}s, loads {time.perf_counter() - t1:.2f}s")
     assert len(blob) / n < 60  # keys 21 (8-byte offsets + 13 bytes) + stats 10 x 2 + 3 x 1
+
+
+def test_group_table_statistics_columns_come_from_the_totals_and_equal_the_json():
+    """results.part_table takes each metric's statistics columns and n_pairs from the accumulators; they are
+    the values the scored JSON objects show (BLEU's counts/totals/sys_len/ref_len, chrF's per-order counts),
+    with add-k smoothing (whose JSON counts are the real ones) and with bootstrap columns in between."""
+    from beambleu import accumulate as acc_ops
+    from beambleu import results
+    from bleu_core import Bleu, Chrf
+    from bleu_core.protocol import MetricSet
+
+    metrics = MetricSet([Bleu(smooth_method="add-k", smooth_value=1.0), Chrf(word_order=2)])
+    pairs = {"a": [("the cat sat on the mat", ["the cat is on the mat", "a cat sat on a mat"]),
+                   ("hello there", ["hello", "there"])],
+             "b": [("red red red blue", ["red blue", "blue red"])]}
+    keys, accs = [], []
+    for key, rows in pairs.items():
+        stats = metrics.batch_stats([h for h, _ in rows], [r for _, r in rows], per_row=True)
+        boot = np.zeros((4, metrics.width), dtype=np.int64)  # 4 replicates: the layout only
+        accs.append(acc_ops.from_rows(stats, np.array([len(r) for _, r in rows]), boot.reshape(-1)))
+        keys.append(key)
+    accs = np.stack(accs)
+    sig = results.Significance(n_boot=4)
+    layout = results.TableLayout({"system": pa.string()}, metrics, sig)
+    docs = [{"group_by": ["system"], "key": {"system": k}, **results.group_doc(metrics, acc, sig)}
+            for k, acc in zip(keys, accs)]
+    table = results.part_table(docs, layout, accs).to_pydict()
+    for j, d in enumerate(docs):
+        bleu, chrf = d["scores"]
+        assert table["n_pairs"][j] == d["n_pairs"] == len(pairs[keys[j]])
+        assert (table["sys_len"][j], table["ref_len"][j]) == (bleu["sys_len"], bleu["ref_len"])
+        for n in range(4):
+            assert table[f"counts_{n + 1}"][j] == bleu["counts"][n]
+            assert table[f"totals_{n + 1}"][j] == bleu["totals"][n]
+        for i, name in enumerate(Chrf(word_order=2).stat_names()):
+            assert table["chrf_" + name][j] == chrf[("hyp_counts", "ref_counts", "matches")[i % 3]][i // 3]
+    # hand count for "red red red blue" against "red blue" / "blue red": 4 candidate words, closest reference 2
+    assert (table["sys_len"][1], table["ref_len"][1], table["counts_1"][1], table["totals_1"][1]) == (4, 2, 2, 4)
+    with pytest.raises(ValueError, match="2 accumulators for 1 groups"):
+        results.part_table(docs[:1], layout, accs)

@@ -236,8 +236,8 @@ def test_the_group_table_part_from_arrow_keys_equals_the_one_from_python_values(
                                  metrics)
     docs = [{"group_by": ["doc", "n", "u"], "key": dict(zip(["doc", "n", "u"], key)),
              **results.group_doc(metrics, acc)} for key, acc in gt.iter_rows(table)]
-    from_arrow = results.part_table(docs, layout, table.keys)
-    from_python = results.part_table(docs, layout)
+    from_arrow = results.part_table(docs, layout, table.accs, table.keys)
+    from_python = results.part_table(docs, layout, table.accs)
     assert from_arrow.schema.equals(from_python.schema, check_metadata=True)
     assert from_arrow.equals(from_python)
     sink_a, sink_b = pa.BufferOutputStream(), pa.BufferOutputStream()

@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from bleu_core.errors import BatchInputError
-from bleu_core.protocol import Metric, Score, nrefs_label
+from bleu_core.protocol import Metric, Score, Stat, nrefs_label
 from bleu_core.registry import Option
 from bleu_core.signature import SignatureFields
 
@@ -100,7 +100,7 @@ class LenRatio(Metric):
 
     def table_columns(self):
         return [("score", pa.float64(), "score"), ("signature", pa.string(), operator.methodcaller("get", "signature")),
-                ("hyp_len", pa.int64(), "hyp_len"), ("ref_len", pa.int64(), "ref_len")]
+                ("hyp_len", pa.int64(), Stat(0)), ("ref_len", pa.int64(), Stat(1))]  # statistics: from the totals
 
 
 class LenRatioSignature(SignatureFields):
