@@ -80,6 +80,8 @@ INF = 10**16
 
 EDIT_NAMES = ("edits", "insertions", "deletions", "substitutions", "shifts")
 STAT_NAMES = EDIT_NAMES + tuple(f"ref_len_{k}" for k in range(1, MAX_REFS + 1))
+#: columns of the statistics vector
+STATS_WIDTH = len(STAT_NAMES)
 
 # ----------------------------------------------------------------------------- the tokenizer
 
@@ -347,7 +349,7 @@ class Ter(Metric):
 
     @property
     def width(self) -> int:
-        return len(STAT_NAMES)
+        return STATS_WIDTH
 
     def stat_names(self) -> list[str]:
         return list(STAT_NAMES)

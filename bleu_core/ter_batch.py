@@ -1,0 +1,74 @@
+"""The vectorised TER path: Arrow arrays in, beambleu's TER statistics matrix out.
+
+The work happens in the compiled kernel ``bleu_core._ter``, which reads the Arrow buffers in
+place and lowercases, removes punctuation, splits, numbers the words and runs the banded edit
+distance and the shift search in one call per batch (see the comment at the top of ``_ter.c``).
+
+Tercom's ``normalized`` rules are the exception: they are a chain of regular-expression
+substitutions over the whole text (entities, punctuation, possessives, periods and commas next to
+digits, CJK ranges), cheap next to the shift search and easy to get subtly wrong in C, so with
+``normalized`` the words are made here by :func:`bleu_core.ter.tercom_words` (each distinct text
+once) and the kernel only splits them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from .arrow import (ArrayLike, _as_string, _check_utf8, _list_parts, raise_row_error, require_compiled, string_buffers,
+                    to_arrow)
+from .ter import STATS_WIDTH, tercom_words
+
+try:
+    from . import _ter
+except ImportError as exc:  # pragma: no cover - a broken build
+    _ter = None
+    _TER_ERROR = exc
+
+
+def _normalized_words(arr: pa.Array, case_sensitive: bool, no_punct: bool, asian_support: bool,
+                      memo: dict) -> pa.Array:
+    """The array of each text's normalised words joined by spaces (nulls kept)."""
+    out = []
+    for s in arr.to_pylist():
+        if s is not None:
+            words = memo.get(s)
+            if words is None:
+                words = memo[s] = " ".join(tercom_words(s, case_sensitive, True, no_punct, asian_support))
+            s = words
+        out.append(s)
+    return pa.array(out, type=pa.large_string())
+
+
+def ter_batch_stats(candidates: ArrayLike, references, *, case_sensitive: bool = False, normalized: bool = False,
+                    no_punct: bool = False, asian_support: bool = False, per_row: bool = True) -> np.ndarray:
+    """TER statistics of a batch, exactly as sacrebleu 2.6.0's ``TER`` computes them.
+
+    ``candidates``: Arrow string array (or a sequence of str); ``references``: Arrow
+    list<string> array (or a sequence of sequences), where a null entry is a missing reference
+    and ``""`` a real empty one. Returns ``int64[n, 13]`` when ``per_row``, else its column sums
+    (the layout of :mod:`bleu_core.ter`). Raises :class:`BatchInputError` naming the row for a
+    null candidate, a row without any reference or with more than 8, or text that is not valid
+    UTF-8, and OverflowError if a column sum exceeds int64.
+    """
+    require_compiled(_ter, globals().get("_TER_ERROR"), "TER kernel")
+    cand, refs = to_arrow(candidates, references)
+    child, list_offsets = _list_parts(refs)
+    lowercase, punct = not case_sensitive, bool(no_punct)
+    if normalized:
+        cand, child = _as_string(cand, "candidates"), _as_string(child, "references")
+        _check_utf8(cand, child, list_offsets)
+        memo: dict = {}
+        cand = _normalized_words(cand, case_sensitive, punct, asian_support, memo)
+        child = _normalized_words(child, case_sensitive, punct, asian_support, memo)
+        lowercase = punct = False
+    hd, ho, hv = string_buffers(cand, "candidates")
+    rd, ro, rv = string_buffers(child, "references")
+    out = np.zeros((len(cand), STATS_WIDTH) if per_row else STATS_WIDTH, dtype=np.int64)
+    try:
+        _ter.stats(hd, ho, hv, rd, ro, rv, list_offsets, bool(lowercase), bool(punct), bool(asian_support), out,
+                   bool(per_row))
+    except ValueError as exc:
+        raise_row_error(exc)
+    return out
