@@ -583,7 +583,6 @@ static int run(K *k, const Batch *b) {
                 return ST_BAD;
             }
             if (++nrefs > MAX_REFS) {
-                k->bad_ref = -1;
                 k->bad_what = "more than 8 references (TER's statistics hold at most 8 per pair)";
                 return ST_BAD;
             }

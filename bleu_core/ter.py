@@ -10,7 +10,8 @@ searches greedily, and its exact choices define the metric:
   possessives, periods and commas away from digits), and with ``asian_support`` also CJK
   characters and CJK / full-width punctuation made words of their own; with ``no_punct``,
   ``.,?:;!"()`` removed (and CJK / full-width punctuation with ``asian_support``); then the
-  ``str.split()`` words.
+  ``str.split()`` words. References are tokenized twice, as sacrebleu does
+  (:meth:`Ter.reference_words`; it matters only with ``normalized``).
 * **Edit distance** (:class:`BandedDistance`): Levenshtein over words, computed only in a band
   of 25 cells either side of the "diagonal" ``floor(i * len(ref) / len(hyp))`` (wider when the
   reference is over 50 times longer), the last row in full; cells outside the band are
@@ -355,8 +356,14 @@ class Ter(Metric):
         return list(STAT_NAMES)
 
     def words(self, text: str) -> list[str]:
-        """The words of a segment (:func:`tercom_words` with these options)."""
+        """The words of a candidate (:func:`tercom_words` with these options)."""
         return tercom_words(text, self.case_sensitive, self.normalized, self.no_punct, self.asian_support)
+
+    def reference_words(self, text: str) -> list[str]:
+        """The words of a reference: sacrebleu tokenizes references twice (once when it reads them,
+        again when it splits them into words), which changes the words only with ``normalized``
+        (its rules are not idempotent: ``cat's\ta`` gives ``cat's a``, then ``cat 's a``)."""
+        return self.words(" ".join(self.words(text)))
 
     # -- statistics: the reference path ----------------------------------------------------------
 
@@ -369,7 +376,7 @@ class Ter(Metric):
             raise ValueError(f"references: {len(refs)} references; TER's statistics hold at most {MAX_REFS}")
         words, best, ref_len = self.words(hyp), None, 0
         for ref in refs:
-            ref_words = self.words(ref)
+            ref_words = self.reference_words(ref)
             edits = shift_search(words, ref_words)
             ref_len += len(ref_words)
             if best is None or edits.total < best.total:

@@ -8,7 +8,9 @@ Tercom's ``normalized`` rules are the exception: they are a chain of regular-exp
 substitutions over the whole text (entities, punctuation, possessives, periods and commas next to
 digits, CJK ranges), cheap next to the shift search and easy to get subtly wrong in C, so with
 ``normalized`` the words are made here by :func:`bleu_core.ter.tercom_words` (each distinct text
-once) and the kernel only splits them.
+once; references twice over, as sacrebleu does) and the kernel only splits them. Without it,
+tokenizing twice changes nothing (``str.lower`` is idempotent on every code point, and removing
+punctuation and splitting are too), so the kernel tokenizes references once.
 """
 
 from __future__ import annotations
@@ -28,14 +30,18 @@ except ImportError as exc:  # pragma: no cover - a broken build
 
 
 def _normalized_words(arr: pa.Array, case_sensitive: bool, no_punct: bool, asian_support: bool,
-                      memo: dict) -> pa.Array:
-    """The array of each text's normalised words joined by spaces (nulls kept)."""
-    out = []
+                      passes: int) -> pa.Array:
+    """The array of each text's normalised words joined by spaces, after ``passes`` tokenizations
+    (2 for references, as sacrebleu tokenizes them twice); nulls kept, each distinct text once."""
+    out, memo = [], {}
     for s in arr.to_pylist():
         if s is not None:
             words = memo.get(s)
             if words is None:
-                words = memo[s] = " ".join(tercom_words(s, case_sensitive, True, no_punct, asian_support))
+                words = s
+                for _ in range(passes):
+                    words = " ".join(tercom_words(words, case_sensitive, True, no_punct, asian_support))
+                memo[s] = words
             s = words
         out.append(s)
     return pa.array(out, type=pa.large_string())
@@ -59,9 +65,8 @@ def ter_batch_stats(candidates: ArrayLike, references, *, case_sensitive: bool =
     if normalized:
         cand, child = _as_string(cand, "candidates"), _as_string(child, "references")
         _check_utf8(cand, child, list_offsets)
-        memo: dict = {}
-        cand = _normalized_words(cand, case_sensitive, punct, asian_support, memo)
-        child = _normalized_words(child, case_sensitive, punct, asian_support, memo)
+        cand = _normalized_words(cand, case_sensitive, punct, asian_support, 1)
+        child = _normalized_words(child, case_sensitive, punct, asian_support, 2)
         lowercase = punct = False
     hd, ho, hv = string_buffers(cand, "candidates")
     rd, ro, rv = string_buffers(child, "references")
