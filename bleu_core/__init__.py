@@ -1,4 +1,4 @@
-"""bleu_core: corpus BLEU, chrF and chrF++ from sufficient statistics, exactly as sacrebleu 2.6.0
+"""bleu_core: corpus BLEU, chrF, chrF++ and TER from sufficient statistics, exactly as sacrebleu 2.6.0
 computes them.
 
 No Apache Beam here: ``bleu_core`` is a plain library (numpy + pyarrow + a small C kernel).
@@ -21,6 +21,7 @@ from .bleu_stats import BleuStats
 from .chrf import Chrf, ChrfScore, corpus_chrf, sentence_chrf
 from .errors import BatchInputError, InputError
 from .protocol import Metric, MetricSet, Score
+from .ter import Ter, TerScore, corpus_ter, sentence_ter
 from .tokenizers import DEFAULT_TOKENIZER, TOKENIZERS, get_tokenizer
 from .compat import BLEU, CHRF  # noqa: E402  (after the modules it wraps)
 
@@ -41,6 +42,10 @@ __all__ = [
     "Score",
     "corpus_chrf",
     "sentence_chrf",
+    "Ter",
+    "TerScore",
+    "corpus_ter",
+    "sentence_ter",
     "SMOOTH_METHODS",
     "TOKENIZERS",
     "DEFAULT_TOKENIZER",

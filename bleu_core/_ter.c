@@ -351,7 +351,10 @@ static int pair_setup(Pair *p, const int32_t *hyp, int32_t n, const int32_t *ref
         p->blo[i] = (int32_t)lo;
         p->bhi[i] = (int32_t)hi;
         cells += (size_t)(hi - lo);
-        if (cells > MAX_CELLS) { *bad = "segments too long (the edit distance band exceeds 2**31 cells)"; return ST_BAD; }
+        if (cells > MAX_CELLS) {
+            *bad = "segments too long (the edit distance band exceeds 2**31 cells)";
+            return ST_BAD;
+        }
         p->boff[i + 1] = cells;
     }
     if (GROW(p->cost, p->cost_cap, cells) < 0 || GROW(p->op, p->op_cap, cells) < 0) return ST_NOMEM;
@@ -531,7 +534,10 @@ static int ter_pair(K *k, const int32_t *hyp, int32_t n, const int32_t *ref, int
     int32_t checked = 0, shifts = 0;
     int64_t ins, del, sub;
     for (;;) {
-        if (trace(p, &ins, &del, &sub) < 0) { k->bad_what = "internal error: the alignment left the band"; return ST_BAD; }
+        if (trace(p, &ins, &del, &sub) < 0) {
+            k->bad_what = "internal error: the alignment left the band";
+            return ST_BAD;
+        }
         Shift best;
         search(p, &checked, &best);
         if (checked >= MAX_SHIFT_CANDIDATES || !best.valid) break;
@@ -602,7 +608,8 @@ static int run(K *k, const Batch *b) {
             memcpy(b->out + row * WIDTH, row_out, sizeof(row_out));
         } else {
             int overflow = 0;
-            for (Py_ssize_t q = 0; q < WIDTH; q++) overflow |= __builtin_add_overflow(b->out[q], row_out[q], &b->out[q]);
+            for (Py_ssize_t q = 0; q < WIDTH; q++)
+                overflow |= __builtin_add_overflow(b->out[q], row_out[q], &b->out[q]);
             if (overflow) return ST_OVERFLOW;
         }
     }

@@ -514,7 +514,8 @@ class Ter(Metric):
                    ("signature", pa.string(), operator.methodcaller("get", "signature")),
                    ("ref_length", pa.float64(), operator.itemgetter("ref_length"))]
         columns += [(name, pa.int64(), operator.itemgetter(name)) for name in EDIT_NAMES]
-        columns += [(name, pa.int64(), partial(_item, "ref_lengths", k)) for k, name in enumerate(STAT_NAMES[len(EDIT_NAMES):])]
+        columns += [(name, pa.int64(), partial(_item, "ref_lengths", k))
+                    for k, name in enumerate(STAT_NAMES[len(EDIT_NAMES):])]
         return columns
 
 

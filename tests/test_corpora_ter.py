@@ -1,0 +1,91 @@
+"""TER on every system of ../shared/corpora, with all of its references, against sacrebleu 2.6.0's
+TER run here (skipped cleanly when the corpora are absent).
+
+sacrebleu's TER is slow (a few hundred pairs per CPU-second), so by default each system is
+checked on an evenly spaced sample of its segments (``BEAMBLEU_TER_SAMPLE`` per system, default
+40; 0 checks every segment, which takes hours). Per segment the edits and the average reference
+length must equal sacrebleu's, and the sample's corpus score must be bit-identical; the kernel
+also scores every segment of every system (no error, statistics that check).
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from .oracle import CORPORA, read_lines
+
+sacrebleu_ter = pytest.importorskip("sacrebleu.metrics.ter")
+
+pytestmark = [pytest.mark.corpora, pytest.mark.slow]
+
+SAMPLE = int(os.environ.get("BEAMBLEU_TER_SAMPLE", "40"))
+
+
+def _systems():
+    """(folder, system, reference names) of every system output in the corpora."""
+    out = []
+    if not (CORPORA / "MANIFEST.tsv").exists():
+        return out
+    for folder in sorted(p for p in CORPORA.glob("*/*") if p.is_dir()):
+        refs = sorted(p.name[len("ref."):-len(".txt")] for p in folder.glob("ref.*.txt"))
+        for sys_path in sorted(folder.glob("sys.*.txt")):
+            out.append((str(folder.relative_to(CORPORA)), sys_path.name[len("sys."):-len(".txt")], tuple(refs)))
+    return out
+
+
+SYSTEMS = _systems()
+
+
+def _load(folder, system, refs):
+    d = CORPORA / folder
+    hyps = read_lines(d / f"sys.{system}.txt")
+    streams = [read_lines(d / f"ref.{r}.txt") for r in refs]
+    assert all(len(s) == len(hyps) for s in streams)
+    return hyps, streams
+
+
+def _sample(n: int) -> list[int]:
+    """Evenly spaced segment indices (all of them when SAMPLE is 0 or n is small)."""
+    if SAMPLE <= 0 or n <= SAMPLE:
+        return list(range(n))
+    return [i * n // SAMPLE for i in range(SAMPLE)]
+
+
+def _sacrebleu_side(item):
+    folder, system, refs = item
+    hyps, streams = _load(folder, system, refs)
+    pick = _sample(len(hyps))
+    hyps, streams = [hyps[i] for i in pick], [[s[i] for i in pick] for s in streams]
+    metric = sacrebleu_ter.TER()
+    seg = metric._extract_corpus_statistics(hyps, streams)
+    return seg, metric._aggregate_and_compute(seg).score
+
+
+@pytest.fixture(scope="module")
+def sacrebleu_side():
+    """sacrebleu's per-segment statistics and score of each system's sample, on every core."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        return dict(zip(SYSTEMS, pool.map(_sacrebleu_side, SYSTEMS, chunksize=4)))
+
+
+@pytest.mark.skipif(not SYSTEMS, reason="shared corpora not present")
+@pytest.mark.parametrize("folder,system,refs", SYSTEMS, ids=lambda v: v if isinstance(v, str) else "+".join(v))
+def test_every_system_ter_equals_sacrebleu(sacrebleu_side, folder, system, refs):
+    from bleu_core.ter import Ter
+
+    hyps, streams = _load(folder, system, refs)
+    per_pair = [list(r) for r in zip(*streams)]
+    ours = Ter()
+    rows = ours.batch_stats(hyps, per_pair)
+    ours.check_stats(rows.sum(axis=0))
+    pick = _sample(len(hyps))
+    seg, expected = sacrebleu_side[(folder, system, refs)]
+    k = len(refs)
+    assert [[int(r[0]), int(r[5 + k - 1]) / k] for r in rows[pick]] == seg, (folder, system)
+    assert ours.corpus_score([hyps[i] for i in pick], [per_pair[i] for i in pick]).score == expected
+    if k in (1, 2, 4):
+        assert ours.score(rows[pick].sum(axis=0)).score == expected
