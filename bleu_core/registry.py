@@ -8,7 +8,8 @@ template shows. ``beambleu score`` and ``beambleu run`` derive their flags from 
 through :meth:`~bleu_core.protocol.Metric.from_options`.
 
 The registry maps a metric id (``--metrics``/``-m``) to its class: the built-ins (``bleu``:
-:class:`~bleu_core.bleu.Bleu`, ``chrf``: :class:`~bleu_core.chrf.Chrf`), then the metrics of
+:class:`~bleu_core.bleu.Bleu`, ``chrf``: :class:`~bleu_core.chrf.Chrf`, ``ter``:
+:class:`~bleu_core.ter.Ter`), then the metrics of
 installed distributions that declare an entry point in the group ``beambleu.metrics``
 (``lenratio = beambleu_lenratio:LenRatio``: the name is the metric's id, the value its class).
 
@@ -154,8 +155,9 @@ def builtin_metrics() -> Dict[str, type]:
     """The built-in metrics: id -> class."""
     from .chrf import Chrf
     from .bleu import Bleu
+    from .ter import Ter
 
-    return {Bleu.id: Bleu, Chrf.id: Chrf}
+    return {Bleu.id: Bleu, Chrf.id: Chrf, Ter.id: Ter}
 
 
 def check_kernels() -> None:

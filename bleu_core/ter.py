@@ -65,6 +65,7 @@ import numpy as np
 import pyarrow as pa
 
 from .protocol import CHUNK, Metric, Score, checked_pairs, chunked, nrefs_label
+from .registry import Option
 from .signature import SignatureFields
 from .sums import INT64_MAX, checked_add, column_sums
 
@@ -336,6 +337,19 @@ class Ter(Metric):
 
     id = "ter"
     column_prefix = "ter_"
+    option_group = "TER options (as in sacrebleu; the defaults replicate Tercom's)"
+    options = (
+        Option("case_sensitive", bool, False, "--ter-case-sensitive", help="case-sensitive TER (default: lowercased)",
+               label="TER case sensitive", template_help="true: case-sensitive TER (default: lowercased)."),
+        Option("asian_support", bool, False, "--ter-asian-support",
+               help="special treatment of Asian characters (with --ter-normalized or --ter-no-punct)",
+               label="TER Asian support",
+               template_help="true: TER treats Asian characters specially (with normalized or no punct)."),
+        Option("no_punct", bool, False, "--ter-no-punct", help="remove punctuation before TER",
+               label="TER no punct", template_help="true: remove punctuation before TER."),
+        Option("normalized", bool, False, "--ter-normalized", help="Tercom's basic normalization and tokenization",
+               label="TER normalized", template_help="true: Tercom's basic normalization and tokenization."),
+    )
     counter = None
 
     def __post_init__(self):

@@ -114,15 +114,9 @@ def _metric_list(ids):
     return parse
 
 
-def _add_ter(p) -> None:
-    g = p.add_argument_group("TER options (sacrebleu's; accepted and ignored: beambleu has no TER yet)")
-    for flag in ("--ter-case-sensitive", "--ter-asian-support", "--ter-no-punct", "--ter-normalized"):
-        g.add_argument(flag, action="store_true", help="ignored")
-
-
 def add_metric_arguments(p, run: bool = False) -> None:
-    """``--metrics`` and every metric's options (``score`` also accepts sacrebleu's TER flags,
-    ignored as sacrebleu ignores the flags of a metric that is not selected)."""
+    """``--metrics`` and every metric's options (a metric's flags are accepted, and ignored as
+    sacrebleu ignores them, when the metric is not selected)."""
     for line in registry.skipped():
         _warn(line)
     classes = _usable(run)
@@ -135,8 +129,6 @@ def add_metric_arguments(p, run: bool = False) -> None:
                        help=f"metrics to compute: {', '.join(ids)} (default: bleu)")
     for cls in classes:
         _add_options(p, cls, run)
-    if not run:
-        _add_ter(p)
 
 
 class _CommandLine(registry.CommandLine):

@@ -70,7 +70,7 @@ BREAKAGES = [
     # the metric parameters are the registry's: a stale help text, or a --metrics pattern without a metric
     ("template-metadata", "dataflow/metadata.json", '"chrF: weight of recall against precision (default: 2)."',
      '"chrF: weight of recall."', "the metric parameters are not what the metric registry declares"),
-    ("template-metadata", "dataflow/metadata.json", '"^(bleu|chrf)(,(bleu|chrf))*$"', '"^(bleu)(,(bleu))*$"',
+    ("template-metadata", "dataflow/metadata.json", '"^(bleu|', '"^(',
      "run python deploy/validate.py --write-metadata"),
     ("shellcheck", "dask/start-local-cluster.sh", 'dask scheduler --host 127.0.0.1 --port "$port"',
      "dask scheduler --host 127.0.0.1 --port $port", "SC2086"),

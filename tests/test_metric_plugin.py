@@ -116,11 +116,11 @@ def test_help_shows_the_derived_flag(plugin_path):
     out = cli("score", "--help", path=plugin_path).stdout
     assert "length ratio options (the beambleu-lenratio plugin):" in out
     assert "--lenratio-shortest" in out and "count the tokens of the shortest reference instead of" in out
-    assert "metrics to compute: bleu, chrf, lenratio" in out
-    assert out.index("chrF options") < out.index("length ratio options") < out.index("TER options")
+    assert "metrics to compute: bleu, chrf, ter, lenratio" in out
+    assert out.index("chrF options") < out.index("TER options") < out.index("length ratio options")  # built-ins first
     run = cli("run", "--help", path=plugin_path).stdout
     assert "--lenratio-shortest, --lenratio_shortest" in run
-    assert "metrics computed in the same pass: bleu, chrf, lenratio" in " ".join(run.split())
+    assert "metrics computed in the same pass: bleu, chrf, ter, lenratio" in " ".join(run.split())
 
 
 def test_without_the_plugin_lenratio_is_unknown(files, tmp_path):
@@ -130,7 +130,7 @@ def test_without_the_plugin_lenratio_is_unknown(files, tmp_path):
     run = cli("run", "--input", tmp_path / "none.parquet", "--metrics", "bleu,lenratio", "--output",
               tmp_path / "r.json")
     assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1, run.stderr
-    assert "unknown metric 'lenratio' (choose from bleu, chrf, comma-separated)" in run.stderr
+    assert "unknown metric 'lenratio' (choose from bleu, chrf, ter, comma-separated)" in run.stderr
     assert "--lenratio-shortest" not in cli("score", "--help").stdout
 
 
@@ -215,7 +215,7 @@ def test_compat_class_and_template_parameters_of_the_plugin(plugin_path):
                                 "helpText": "true: the length ratio counts the shortest reference instead of the "
                                             "first.", "isOptional": True, "paramType": "TEXT",
                                 "regexes": ["^(true|false)$"]}]
-    assert out["metrics_regex"] == [["^(bleu|chrf|lenratio)(,(bleu|chrf|lenratio))*$"]]
+    assert out["metrics_regex"] == [["^(bleu|chrf|ter|lenratio)(,(bleu|chrf|ter|lenratio))*$"]]
     assert "lenratio_shortest" in out["switches"] and "lowercase" in out["switches"]
 
 
@@ -292,7 +292,7 @@ def test_registry_says_why_a_plugin_was_left_out(tmp_path):
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr
     names, skipped, why = proc.stdout.splitlines()
-    assert names == "['bleu', 'chrf']"
+    assert names == "['bleu', 'chrf', 'ter']"
     line = ("metric plugin 'broken' (broken_import:Metric, distribution broken-import 0.1) is skipped: it cannot be "
             "imported: ImportError: no such kernel")
     assert skipped == repr([line]) and why == line

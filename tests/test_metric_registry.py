@@ -1,7 +1,7 @@
 """The metric registry (bleu_core/registry.py) and what is derived from the declarations: the
 built-ins' ``--help`` sections stay byte for byte what they were when written by hand (tests/golden,
-taken from main before the registry), the declarations agree with the constructors, and a
-plugin's declaration is held to its rules."""
+taken from main before the registry; TER's section since TER is a built-in), the declarations
+agree with the constructors, and a plugin's declaration is held to its rules."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from bleu_core import compat, registry
 from bleu_core.chrf import Chrf
 from bleu_core.bleu import Bleu
 from bleu_core.registry import Option
+from bleu_core.ter import Ter
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 TITLES = ("BLEU options", "chrF options", "TER options")
@@ -52,14 +53,14 @@ def test_help_of_the_builtin_metric_options_is_unchanged(command):
     expected = (GOLDEN / f"{command}_help_metric_options.txt").read_text(encoding="utf-8")
     assert metric_sections(proc.stdout) == expected
     titles = [line for line in proc.stdout.splitlines() if line.startswith(TITLES)]
-    assert len(titles) == (3 if command == "score" else 2)
+    assert len(titles) == 3  # BLEU, chrF, TER: on score and on run
 
 
 def test_builtins_are_registered_in_order():
-    assert registry.builtin_metrics() == {"bleu": Bleu, "chrf": Chrf}
-    assert registry.ids()[:2] == ("bleu", "chrf") and registry.get("chrf") is Chrf
-    with pytest.raises(registry.UnknownMetric, match=r"unknown metric 'ter' \(choose from bleu, chrf"):
-        registry.get("ter")
+    assert registry.builtin_metrics() == {"bleu": Bleu, "chrf": Chrf, "ter": Ter}
+    assert registry.ids()[:3] == ("bleu", "chrf", "ter") and registry.get("ter") is Ter
+    with pytest.raises(registry.UnknownMetric, match=r"unknown metric 'comet' \(choose from bleu, chrf, ter"):
+        registry.get("comet")
 
 
 @pytest.mark.parametrize("cls", [Bleu, Chrf])
