@@ -222,6 +222,28 @@ SAME = {
     "sl-bleu-2refs-b": plain(*DEEN_REFS, "-i", DEEN_SYS, "-sl", "-b"),
     "sl-chrf": plain(LIV_REF, "-i", S0, "-sl", "-m", "chrf"),
     "sl-chrf-b": plain(LIV_REF, "-i", S0, "-sl", "-m", "chrf", "-b"),
+    # TER: a metric of the registry like the others, with sacrebleu's flags
+    "ter": plain(LIV_REF, "-i", S0, "-m", "ter"),
+    "ter-text": plain(LIV_REF, "-i", S0, "-m", "ter", "-f", "text"),
+    "bleu-chrf-ter": plain(LIV_REF, "-i", S0, "-m", "bleu", "chrf", "ter"),
+    "ter-chrf-bleu-sh-text": plain(LIV_REF, "-i", S0, "-m", "ter", "chrf", "bleu", "-sh", "-f", "text"),
+    "2refs-ter-text": plain(*DEEN_REFS, "-i", DEEN_SYS, "-m", "ter", "-f", "text"),
+    # three references: sacrebleu adds float averages in order; score reads in order too
+    "3refs-ter": plain(*ENDE_REFS, "-i", ENDE_SYS, "-m", "ter"),
+    "ter-case-sensitive-text": plain(LIV_REF, "-i", S0, "-m", "ter", "--ter-case-sensitive", "-f", "text"),
+    "ter-normalized": plain(LIV_REF, "-i", S0, "-m", "ter", "--ter-normalized"),
+    "ter-no-punct-sh-text": plain(LIV_REF, "-i", S0, "-m", "ter", "--ter-no-punct", "-sh", "-f", "text"),
+    "ter-zh-asian-normalized": plain(ENZH_REF, "-i", ENZH_SYS, "-m", "ter", "--ter-asian-support",
+                                     "--ter-normalized", "-f", "text"),
+    "ter-zh-asian-no-punct-cs": plain(ENZH_REF, "-i", ENZH_SYS, "-m", "ter", "--ter-asian-support", "--ter-no-punct",
+                                      "--ter-case-sensitive"),
+    "ter-zh-asian-alone": plain(ENZH_REF, "-i", ENZH_SYS, "-m", "ter", "--ter-asian-support", "-f", "text"),
+    "b-ter-w3": plain(LIV_REF, "-i", S0, "-m", "ter", "-b", "-w", "3"),
+    "multi-text-bleu-ter": plain(LIV_REF, "-i", S0, S1, S2, "-f", "text", "-m", "bleu", "ter"),
+    "multi-json-ter": plain(LIV_REF, "-i", S0, S1, S2, "-m", "ter"),
+    "multi-latex-ter-chrf": plain(LIV_REF, "-i", S0, S1, S2, "-f", "latex", "-m", "ter", "chrf"),
+    "sl-ter": plain(LIV_REF, "-i", S0, "-sl", "-m", "ter"),
+    "sl-ter-b-text": plain(LIV_REF, "-i", S0, "-sl", "-m", "ter", "-b", "-f", "text"),
 }
 
 # ---------------------------------------------------------------- cases that resample (numbers masked)
@@ -253,6 +275,9 @@ RESAMPLED = {
     "paired-ar-m-chrf-bleu-json": plain(LIV_REF, "-i", S0, S1, "-par", "-parn", "300", "-m", "chrf", "bleu", "-f",
                                         "json"),
     "paired-bs-n0-text": plain(LIV_REF, "-i", S0, S1, "-pbs", "-pbsn", "0", "-f", "text"),
+    "ci-ter-text": plain(LIV_REF, "-i", S0, "-ci", "-cin", "200", "-m", "ter", "-f", "text"),
+    "paired-bs-ter-bleu-text": plain(LIV_REF, "-i", S0, S1, "-pbs", "-pbsn", "200", "-m", "ter", "bleu", "-f", "text"),
+    "paired-ar-ter-json": plain(LIV_REF, "-i", S0, S1, "-par", "-parn", "300", "-m", "ter", "-f", "json"),
 }
 
 # ---------------------------------------------------------------- errors
