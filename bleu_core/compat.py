@@ -43,6 +43,7 @@ from .arrow import to_arrow
 from .bleu import Bleu
 from .bleu_score import SMOOTH_DEFAULTS, compute_bleu
 from .chrf import Chrf
+from .ter import Ter
 from .signature import SignatureFields
 from .sums import column_sums
 from .tokenizers import DEFAULT_TOKENIZER, LANGUAGE_TOKENIZERS
@@ -122,6 +123,16 @@ class CHRFScore(Score):
         self.char_order = char_order
         self.word_order = word_order
         super().__init__(f"chrF{beta}" + "+" * word_order, score)
+
+
+class TERScore(Score):
+    """sacrebleu's TER score: ``score``, ``num_edits`` (an int) and ``ref_length`` (the summed
+    average reference lengths, a float)."""
+
+    def __init__(self, score: float, num_edits, ref_length: float):
+        super().__init__("TER", score)
+        self.num_edits = int(num_edits)
+        self.ref_length = ref_length
 
 
 def _bleu_score(core, smooth_method: str, smooth_value) -> BLEUScore:
@@ -436,6 +447,32 @@ class CHRF(_Metric, metric=Chrf):
         return CHRFScore(m.score(np.asarray(stats, dtype=np.int64)).score, m.char_order, m.word_order, m.beta)
 
 
+class TER(_Metric, metric=Ter):
+    """sacrebleu's ``TER``: same arguments, defaults, attributes and results; ``references``
+    (streams) are kept for calls that pass ``references=None``. Scores of per-segment statistics
+    add the segments' average reference lengths as floats in segment order, as sacrebleu does,
+    so they are sacrebleu's for any number of references."""
+
+    def __init__(self, normalized: bool = False, no_punct: bool = False, asian_support: bool = False,
+                 case_sensitive: bool = False, references: Optional[Sequence[Sequence[Optional[str]]]] = None):
+        super().__init__()
+        self._metric = Ter(normalized=normalized, no_punct=no_punct, asian_support=asian_support,
+                           case_sensitive=case_sensitive)
+        if references is not None:
+            self._ref_cache = self._cache_references(references)
+
+    def _aggregate_and_compute(self, stats: np.ndarray) -> TERScore:
+        rows = np.asarray(stats, dtype=np.int64).reshape(-1, self._metric.width)
+        return self._score(column_sums(rows), Ter.ordered_ref_length(rows))
+
+    def _compute_score_from_stats(self, stats) -> TERScore:
+        return self._score(np.asarray(stats, dtype=np.int64), None)
+
+    def _score(self, totals: np.ndarray, ref_length: Optional[float]) -> TERScore:
+        core = self._metric.score(totals, ref_length=ref_length)
+        return TERScore(core.score, core.num_edits, core.ref_length)
+
+
 @functools.lru_cache(maxsize=None)
 def compat_class(metric) -> type:
     """The sacrebleu-style class of a registered metric (its class, or its id): :class:`BLEU`
@@ -451,6 +488,8 @@ def compat_class(metric) -> type:
         return BLEU
     if metric is Chrf:
         return CHRF
+    if metric is Ter:
+        return TER
     names = [opt.name for opt in metric.options if opt.keyword]
     defaults = inspect.signature(metric).parameters
     params = [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=defaults[n].default) for n in names]
@@ -659,5 +698,5 @@ def sentence_chrf(hypothesis: str, references: Sequence[Optional[str]], char_ord
     return metric.sentence_score(hypothesis, references)
 
 
-__all__ = ["BLEU", "CHRF", "BLEUScore", "CHRFScore", "Score", "Signature", "PairedTest", "Result", "MAX_NGRAM_ORDER",
+__all__ = ["BLEU", "CHRF", "TER", "BLEUScore", "CHRFScore", "TERScore", "Score", "Signature", "PairedTest", "Result", "MAX_NGRAM_ORDER",
            "corpus_bleu", "raw_corpus_bleu", "sentence_bleu", "corpus_chrf", "sentence_chrf", "compat_class"]

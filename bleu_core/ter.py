@@ -441,9 +441,7 @@ class Ter(Metric):
                     raise
                 raise ValueError(f"references[{offset + row}]: {exc.reason}" if exc.column == "references"
                                  else f"candidates[{offset + row}]: {exc.reason}") from None
-            lengths = rows[:, len(EDIT_NAMES):].sum(axis=1).tolist()
-            for length, k in zip(lengths, counts):
-                ref_length += length / k
+            ref_length = self.ordered_ref_length(rows, ref_length)
             checked_add(total, column_sums(rows), out=total, what=f"the corpus statistics of {self.name}",
                         name=self.stat_name)
             offset += len(hyps)
@@ -490,6 +488,16 @@ class Ter(Metric):
             raise ValueError(f"edits = {values[0]} is not insertions + deletions + substitutions + shifts = "
                              f"{sum(values[1:len(EDIT_NAMES)])}: not TER statistics")
         return np.array(values, dtype=np.int64)
+
+    @staticmethod
+    def ordered_ref_length(rows: np.ndarray, start: float = 0.0) -> float:
+        """sacrebleu's float sum of the average reference lengths of per-pair statistics rows,
+        added in row order to ``start`` (each row's length sits in the column of its reference count)."""
+        ref_cols = rows[:, len(EDIT_NAMES):]
+        counts = np.argmax(ref_cols != 0, axis=1) + 1  # a row with no reference words: its average is 0 anyway
+        for length, k in zip(ref_cols.sum(axis=1).tolist(), counts.tolist()):
+            start += length / k
+        return start
 
     @staticmethod
     def ref_length(values: Sequence[int]) -> float:
