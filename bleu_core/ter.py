@@ -58,13 +58,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import partial
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 import pyarrow as pa
 
-from .protocol import CHUNK, Metric, Score, checked_pairs, chunked, nrefs_label
+from .protocol import CHUNK, Metric, Score, Stat, checked_pairs, chunked, nrefs_label
 from .registry import Option
 from .signature import SignatureFields
 from .sums import INT64_MAX, checked_add, column_sums
@@ -529,21 +528,14 @@ class Ter(Metric):
         sig = None if nrefs is None else self.signature(nrefs, n_bootstrap, seed)
         return TerScore(100 * rate, values, ref_length).sign(sig)
 
-    def table_columns(self) -> list[tuple[str, pa.DataType, Callable[[dict], object]]]:
+    def table_columns(self) -> list[tuple[str, pa.DataType, object]]:
         """``score``, ``signature``, ``ref_length`` (the sum of average reference lengths), then
-        the statistics under their :meth:`stat_names`, as in the per-pair output (getters pickle)."""
+        the statistics under their :meth:`stat_names`, as in the per-pair output, taken from the
+        totals (getters pickle)."""
         columns = [("score", pa.float64(), operator.itemgetter("score")),
                    ("signature", pa.string(), operator.methodcaller("get", "signature")),
                    ("ref_length", pa.float64(), operator.itemgetter("ref_length"))]
-        columns += [(name, pa.int64(), operator.itemgetter(name)) for name in EDIT_NAMES]
-        columns += [(name, pa.int64(), partial(_item, "ref_lengths", k))
-                    for k, name in enumerate(STAT_NAMES[len(EDIT_NAMES):])]
-        return columns
-
-
-def _item(key: str, index: int, d: dict):
-    """``d[key][index]`` (a table column getter that pickles, unlike a lambda)."""
-    return d[key][index]
+        return columns + [(name, pa.int64(), Stat(i)) for i, name in enumerate(STAT_NAMES)]
 
 
 class TerSignature(SignatureFields):
