@@ -254,25 +254,14 @@ class BleuSignature(SignatureFields):
         n_bootstrap: Optional[int] = None,
         seed=None,
     ):
-        from . import __version__
-
         smooth = smooth_method
         default = SMOOTH_DEFAULTS[smooth_method]
         if default is not None:
             value = default if smooth_value is None else smooth_value
             smooth += f"[{value:.2f}]"
-        self.info = {
-            "nrefs": nrefs,
-            "bs": n_bootstrap,
-            "ar": None,
-            "seed": seed,
-            "case": "lc" if lowercase else "mixed",
-            "eff": "yes" if effective_order else "no",
-            "tok": tokenizer_signature,
-            "smooth": smooth,
-            "order": None if max_ngram_order == 4 else max_ngram_order,
-            "weights": None if weights is None else ",".join(f"{w:g}" for w in weights),
-            "version": f"beambleu-{__version__}",
-        }
+        super().__init__(nrefs, n_bootstrap, seed, case="lc" if lowercase else "mixed",
+                         eff="yes" if effective_order else "no", tok=tokenizer_signature, smooth=smooth,
+                         order=None if max_ngram_order == 4 else max_ngram_order,
+                         weights=None if weights is None else ",".join(f"{w:g}" for w in weights))
 
     ABBR = {**SignatureFields.ABBR, "case": "c", "eff": "e", "smooth": "s"}

@@ -35,7 +35,7 @@ import pyarrow as pa
 from .protocol import Metric, Score, Stat, checked_pairs, nrefs_label
 from .registry import Option
 from .signature import SignatureFields
-from .sums import INT64_MAX
+from .sums import check_int64, statistics_values
 
 #: sacrebleu's stand-in for an undefined precision, recall or per-order F-score
 EPS = 1e-16
@@ -226,28 +226,13 @@ class Chrf(Metric):
     def check_stats(self, vector) -> np.ndarray:
         """``vector`` as int64 if it can be a sum of this metric's statistics: ``width``
         integers in 0 .. 2**63 - 1 with ``match <= hyp`` and ``match <= ref`` in every order."""
-        if getattr(vector, "ndim", 1) != 1:
-            raise ValueError(f"{self.name} statistics are a one-dimensional vector, got shape {vector.shape}")
-        try:
-            items = vector.tolist() if hasattr(vector, "tolist") else list(vector)
-        except TypeError:
-            raise TypeError(f"{self.name} statistics are a sequence of integers, got {type(vector).__name__}") from None
-        values = []
-        for x in items:
-            try:
-                if isinstance(x, bool):
-                    raise TypeError
-                values.append(operator.index(x))
-            except TypeError:
-                raise TypeError(f"{self.name} statistics are integers, got {type(x).__name__} {x!r}") from None
+        values = statistics_values(vector, self.name)
         if len(values) != self.width:
             raise ValueError(
                 f"{self.name} statistics have 3 * (char_order + word_order) = {self.width} values, got {len(values)}"
             )
         names = self.stat_names()
-        for name, x in zip(names, values):
-            if not 0 <= x <= INT64_MAX:
-                raise ValueError(f"{self.name} statistics are between 0 and 2**63 - 1, got {name} = {x}")
+        check_int64(values, names, self.name)
         for i in range(0, len(values), 3):
             hyp, ref, match = values[i : i + 3]
             if match > hyp or match > ref:
@@ -319,20 +304,9 @@ class ChrfSignature(SignatureFields):
     after ``nrefs`` when bootstrapping)."""
 
     def __init__(self, metric: Chrf, nrefs, n_bootstrap: int | None = None, seed: int | None = None):
-        from . import __version__
-
-        self.info = {
-            "nrefs": nrefs_label(nrefs),
-            "bs": n_bootstrap,
-            "ar": None,
-            "seed": seed,
-            "case": "lc" if metric.lowercase else "mixed",
-            "eff": "no" if metric.eps_smoothing else "yes",
-            "nc": metric.char_order,
-            "nw": metric.word_order,
-            "space": "yes" if metric.whitespace else "no",
-            "version": f"beambleu-{__version__}",
-        }
+        super().__init__(nrefs_label(nrefs), n_bootstrap, seed, case="lc" if metric.lowercase else "mixed",
+                         eff="no" if metric.eps_smoothing else "yes", nc=metric.char_order, nw=metric.word_order,
+                         space="yes" if metric.whitespace else "no")
 
     ABBR = {**SignatureFields.ABBR, "case": "c", "eff": "e", "space": "s"}
 

@@ -10,14 +10,24 @@ class SignatureFields:
     are None left out, the version last. ``format(short=True)`` uses sacrebleu's abbreviations
     (``--short``: ``nrefs`` -> ``#``, ``case`` -> ``c``, ...); :meth:`update` sets a field as
     sacrebleu's ``Signature.update`` does (the paired tests add ``bs``/``ar`` and ``seed``).
-    Subclasses fill ``info`` (with the global fields ``nrefs``, ``bs``, ``ar``, ``seed`` first)
-    and add their own abbreviations to :attr:`ABBR`. A signature stays this object until it is
+    Subclasses give the constructor their own fields (after the global ones) and add their
+    abbreviations to :attr:`ABBR`. A signature stays this object until it is
     printed: :meth:`fields` gives what the JSON outputs show of it, never a parse of its text."""
 
     #: sacrebleu's abbreviations of the fields every metric has
     ABBR = {"version": "v", "nrefs": "#", "bs": "bs", "ar": "ar", "seed": "rs"}
 
     info: dict
+
+    def __init__(self, nrefs, n_bootstrap=None, seed=None, version: str | None = None, **fields):
+        """The global fields first (``nrefs``, as its label: ``"1"``, ``"var"``; ``bs`` and
+        ``seed`` when bootstrapping; ``ar``, which the paired test sets), then the metric's
+        ``fields`` in order, then ``version`` (beambleu's by default)."""
+        if version is None:
+            from . import __version__
+
+            version = f"beambleu-{__version__}"
+        self.info = {"nrefs": nrefs, "bs": n_bootstrap, "ar": None, "seed": seed, **fields, "version": version}
 
     def items(self) -> List[Tuple[str, str]]:
         """The printed fields, in order: (full key, value as printed), the version last."""

@@ -3,7 +3,8 @@ an OverflowError rather than a wrapped value (the one checked sum of beambleu)."
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+import operator
+from typing import Callable, List, Optional, Sequence
 
 import numpy as np
 
@@ -59,3 +60,30 @@ def column_sums(rows: np.ndarray, starts: Optional[np.ndarray] = None, *,
     if len(too_big):
         raise _overflow(what, int(too_big[0]) % rows.shape[1], name)
     return exact.astype(np.int64)
+
+
+def statistics_values(vector, metric: str) -> List[int]:
+    """The values of a statistics vector of the metric named ``metric`` as Python ints: a
+    one-dimensional sequence of integers (bools refused), else ValueError or TypeError."""
+    if getattr(vector, "ndim", 1) != 1:
+        raise ValueError(f"{metric} statistics are a one-dimensional vector, got shape {vector.shape}")
+    try:
+        items = vector.tolist() if hasattr(vector, "tolist") else list(vector)
+    except TypeError:
+        raise TypeError(f"{metric} statistics are a sequence of integers, got {type(vector).__name__}") from None
+    values = []
+    for x in items:
+        try:
+            if isinstance(x, bool):
+                raise TypeError
+            values.append(operator.index(x))
+        except TypeError:
+            raise TypeError(f"{metric} statistics are integers, got {type(x).__name__} {x!r}") from None
+    return values
+
+
+def check_int64(values: Sequence[int], names: Sequence[str], metric: str) -> None:
+    """ValueError naming the first value outside 0 .. 2**63 - 1 (statistics are summed in int64)."""
+    for name, x in zip(names, values):
+        if not 0 <= x <= INT64_MAX:
+            raise ValueError(f"{metric} statistics are between 0 and 2**63 - 1, got {name} = {x}")

@@ -66,7 +66,7 @@ import pyarrow as pa
 from .protocol import CHUNK, Metric, Score, Stat, checked_pairs, chunked, nrefs_label
 from .registry import Option
 from .signature import SignatureFields
-from .sums import INT64_MAX, checked_add, column_sums
+from .sums import check_int64, checked_add, column_sums, statistics_values
 
 #: Tercom's limits, as sacrebleu sets them
 BEAM_WIDTH = 25
@@ -464,25 +464,10 @@ class Ter(Metric):
     def check_stats(self, vector) -> np.ndarray:
         """``vector`` as int64 if it can be a sum of TER statistics: ``width`` integers in
         0 .. 2**63 - 1 whose edits are the sum of insertions, deletions, substitutions and shifts."""
-        if getattr(vector, "ndim", 1) != 1:
-            raise ValueError(f"TER statistics are a one-dimensional vector, got shape {vector.shape}")
-        try:
-            items = vector.tolist() if hasattr(vector, "tolist") else list(vector)
-        except TypeError:
-            raise TypeError(f"TER statistics are a sequence of integers, got {type(vector).__name__}") from None
-        values = []
-        for x in items:
-            try:
-                if isinstance(x, bool):
-                    raise TypeError
-                values.append(operator.index(x))
-            except TypeError:
-                raise TypeError(f"TER statistics are integers, got {type(x).__name__} {x!r}") from None
+        values = statistics_values(vector, "TER")
         if len(values) != self.width:
             raise ValueError(f"TER statistics have {self.width} values ({', '.join(STAT_NAMES)}), got {len(values)}")
-        for name, x in zip(STAT_NAMES, values):
-            if not 0 <= x <= INT64_MAX:
-                raise ValueError(f"TER statistics are between 0 and 2**63 - 1, got {name} = {x}")
+        check_int64(values, STAT_NAMES, "TER")
         if values[0] != sum(values[1:len(EDIT_NAMES)]):
             raise ValueError(f"edits = {values[0]} is not insertions + deletions + substitutions + shifts = "
                              f"{sum(values[1:len(EDIT_NAMES)])}: not TER statistics")
@@ -544,20 +529,8 @@ class TerSignature(SignatureFields):
     after ``nrefs`` when bootstrapping)."""
 
     def __init__(self, metric: Ter, nrefs, n_bootstrap: int | None = None, seed: int | None = None):
-        from . import __version__
-
-        self.info = {
-            "nrefs": nrefs_label(nrefs),
-            "bs": n_bootstrap,
-            "ar": None,
-            "seed": seed,
-            "case": "mixed" if metric.case_sensitive else "lc",
-            "tok": "tercom",
-            "norm": metric.normalized,
-            "punct": not metric.no_punct,
-            "asian": metric.asian_support,
-            "version": f"beambleu-{__version__}",
-        }
+        super().__init__(nrefs_label(nrefs), n_bootstrap, seed, case="mixed" if metric.case_sensitive else "lc",
+                         tok="tercom", norm=metric.normalized, punct=not metric.no_punct, asian=metric.asian_support)
 
     ABBR = {**SignatureFields.ABBR, "case": "c", "tok": "t", "norm": "nr", "punct": "pn", "asian": "as"}
 

@@ -109,8 +109,8 @@ class LenRatioSignature(SignatureFields):
     ABBR = {**SignatureFields.ABBR, "ref": "r"}
 
     def __init__(self, metric: LenRatio, nrefs, n_bootstrap=None, seed=None):
-        self.info = {"nrefs": nrefs_label(nrefs), "bs": n_bootstrap, "ar": None, "seed": seed,
-                     "ref": "shortest" if metric.shortest else "first", "version": f"beambleu_lenratio-{__version__}"}
+        super().__init__(nrefs_label(nrefs), n_bootstrap, seed, version=f"beambleu_lenratio-{__version__}",
+                         ref="shortest" if metric.shortest else "first")
 
 
 @dataclass
