@@ -18,7 +18,7 @@ setup(
         Extension(
             "bleu_core._chrf",
             sources=["bleu_core/_chrf.c"],
-            depends=["bleu_core/_buffers.h", "bleu_core/_text.h"],
+            depends=["bleu_core/_buffers.h", "bleu_core/_text.h", "bleu_core/_cps.h"],
             extra_compile_args=COMPILE_ARGS + ["-ffp-contract=off"],
         ),
         # the Poisson bootstrap and the randomization test's swaps, for every metric's statistics
@@ -38,7 +38,7 @@ setup(
         Extension(
             "bleu_core._ter",
             sources=["bleu_core/_ter.c"],
-            depends=["bleu_core/_buffers.h", "bleu_core/_text.h"],
+            depends=["bleu_core/_buffers.h", "bleu_core/_text.h", "bleu_core/_cps.h"],
             extra_compile_args=COMPILE_ARGS + ["-ffp-contract=off"],
         ),
     ]

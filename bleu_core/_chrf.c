@@ -50,6 +50,7 @@
 
 #include "_buffers.h" /* View, get_view, rel_view, batch_shape: shared with _bleu.c */
 #include "_text.h"    /* u8dec, is_space: shared with _bleu.c */
+#include "_cps.h"     /* grow/GROW, decode_cps, lower_cps, hash_cps, same_cps: shared with _ter.c */
 
 /* character orders up to this are packed into the key itself (3 * 21 bits) */
 #define PACKED_MAX 3
@@ -76,20 +77,6 @@ static uint64_t punct_bits[2];
 
 static inline int is_punct(uint32_t c) { return c < 128 && ((punct_bits[c >> 6] >> (c & 63)) & 1); }
 
-/* Hash of a token (its code points, two per multiplication). */
-static inline uint64_t hash_cps(const uint32_t *s, uint32_t n) {
-    uint64_t h = 0x243F6A8885A308D3ULL ^ n;
-    uint32_t i = 0;
-    for (; i + 2 <= n; i += 2) h = (h ^ (s[i] | (uint64_t)s[i + 1] << 32)) * 0x9E3779B97F4A7C15ULL;
-    if (i < n) h = (h ^ s[i]) * 0x9E3779B97F4A7C15ULL;
-    return h ^ (h >> 29);
-}
-
-static inline int same_cps(const uint32_t *a, const uint32_t *b, uint32_t n) {
-    for (uint32_t i = 0; i < n; i++)
-        if (a[i] != b[i]) return 0;
-    return 1;
-}
 
 /* str.split()'s whitespace test, with the answers for the Basic Multilingual Plane cached in a
  * bitmap filled from Py_UNICODE_ISSPACE when the module is imported. */
@@ -100,26 +87,6 @@ static inline int is_space_fast(uint32_t c) {
 }
 
 /* ------------------------------------------------------------------ buffers */
-
-/* Grow *p (elements of `elem` bytes) to hold at least `need` elements. */
-static int grow(void **p, size_t *cap, size_t need, size_t elem) {
-    if (need <= *cap) return 0;
-    size_t c = *cap ? *cap : 64;
-    while (c < need) c *= 2;
-    void *q = realloc(*p, c * elem);
-    if (!q) return -1;
-    *p = q;
-    *cap = c;
-    return 0;
-}
-
-/* GROW(ptr, cap, need): grow a typed buffer; 0, or -1 when out of memory (ptr unchanged) */
-#define GROW(ptr, cap, need) __extension__({                                         \
-    void *grow_p_ = (ptr);                                                            \
-    int grow_r_ = grow(&grow_p_, &(cap), (size_t)(need), sizeof(*(ptr)));             \
-    (ptr) = grow_p_;                                                                  \
-    grow_r_;                                                                          \
-})
 
 /* One segment, hypothesis or reference, ready for counting. */
 typedef struct {
@@ -164,54 +131,16 @@ static void k_free(K *k) {
 
 /* Replace g->cp by str.lower() of it. Takes the GIL for the call. */
 static int python_lower(K *k, Seg *g) {
-    int st = ST_PYERR;
-    PyEval_RestoreThread(k->ts);
-    PyObject *s = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, g->cp, g->ncp);
-    if (s) {
-        PyObject *lo = PyObject_CallMethodNoArgs(s, lower_name);
-        Py_DECREF(s);
-        if (lo) {
-            Py_ssize_t L = PyUnicode_GET_LENGTH(lo);
-            if (GROW(g->cp, g->cp_cap, L + 1) < 0) {
-                PyErr_NoMemory();
-            } else {
-                int kind = PyUnicode_KIND(lo);
-                const void *data = PyUnicode_DATA(lo);
-                for (Py_ssize_t j = 0; j < L; j++) g->cp[j] = PyUnicode_READ(kind, data, j);
-                g->ncp = L;
-                st = ST_OK;
-            }
-            Py_DECREF(lo);
-        }
-    }
-    k->ts = PyEval_SaveThread();
-    return st;
+    return lower_cps(&k->ts, lower_name, &g->cp, &g->cp_cap, &g->ncp) < 0 ? ST_PYERR : ST_OK;
 }
 
 /* Decode s into g->cp, validating it; *ascii tells whether it was all ASCII. ASCII runs are
  * found eight bytes at a time and widened by a loop the compiler vectorises. */
 static int decode(K *k, Seg *g, const uint8_t *s, Py_ssize_t n, int *ascii) {
-    uint32_t *cp = g->cp;
-    Py_ssize_t m = 0, i = 0;
-    *ascii = 1;
-    while (i < n) {
-        Py_ssize_t j = i;
-        for (uint64_t w; j + 8 <= n; j += 8) {
-            memcpy(&w, s + j, 8);
-            if (w & 0x8080808080808080ULL) break;
-        }
-        while (j < n && s[j] < 0x80) j++;
-        for (Py_ssize_t q = 0; q < j - i; q++) cp[m + q] = s[i + q];
-        m += j - i;
-        if (j == n) break;
-        uint32_t v;
-        int l = u8dec(s, n, j, &v);
-        if (!l) { k->bad_what = "invalid UTF-8"; return ST_BAD; }
-        cp[m++] = v;
-        i = j + l;
-        *ascii = 0;
+    if (decode_cps(s, n, g->cp, &g->ncp, ascii) < 0) {
+        k->bad_what = "invalid UTF-8";
+        return ST_BAD;
     }
-    g->ncp = m;
     return ST_OK;
 }
 
