@@ -501,6 +501,7 @@ class Ter(Metric):
         must be that sum, within float rounding."""
         values = self.check_stats(stats).tolist()
         exact = self.ref_length(values)
+        how = "exact" if ref_length is None else "corpus order"
         if ref_length is None:
             ref_length = exact
         elif not (isinstance(ref_length, float) and abs(ref_length - exact) <= 2**-30 * exact):
@@ -511,7 +512,7 @@ class Ter(Metric):
         else:
             rate = 1.0 if edits > 0 else 0.0
         sig = None if nrefs is None else self.signature(nrefs, n_bootstrap, seed)
-        return TerScore(100 * rate, values, ref_length).sign(sig)
+        return TerScore(100 * rate, values, ref_length, ref_length_sum=how).sign(sig)
 
     def table_columns(self) -> list[tuple[str, pa.DataType, object]]:
         """``score``, ``signature``, ``ref_length`` (the sum of average reference lengths), then
@@ -545,6 +546,11 @@ class TerScore(Score):
     stats: list[int]
     ref_length: float
     signature: str | None = None
+    #: how ``ref_length`` was summed: ``"exact"`` (the correctly rounded exact sum of the average
+    #: lengths, from the totals: ``beambleu run``, any sharding) or ``"corpus order"`` (sacrebleu's
+    #: float additions in corpus order: ``beambleu score``, the compat API). The two are equal when
+    #: every pair has 1, 2, 4 or 8 references, and may differ in the last bits otherwise.
+    ref_length_sum: str = "exact"
 
     name = "TER"
 
@@ -554,7 +560,7 @@ class TerScore(Score):
 
     def stat_fields(self) -> dict:
         edits = dict(zip(EDIT_NAMES, self.stats))
-        return dict(num_edits=self.num_edits, ref_length=self.ref_length, **edits,
+        return dict(num_edits=self.num_edits, ref_length=self.ref_length, ref_length_sum=self.ref_length_sum, **edits,
                     ref_lengths=list(self.stats[len(EDIT_NAMES):]))
 
 

@@ -480,3 +480,38 @@ def test_paired_test_of_every_metric_in_one_pass_equals_score(tmp_path, test, n)
             assert f"|ar:{n}|seed:12345|" in run_sys["signature"] and "|bs:" not in run_sys["signature"]
     if test == "--paired-ar":
         assert doc["bootstrap"]["method"] == "approximate-randomization" and doc["bootstrap"]["n"] == int(n)
+
+
+@needs_corpora
+def test_ter_with_bleu_and_chrf_per_group_equals_sacrebleu(tmp_path):
+    """--metrics bleu,chrf,ter in one pass over shuffled shards: every group's TER is sacrebleu's, with 1, 2
+    and 3 references (with 3, run divides by the exact sum of average lengths, which sacrebleu's float sum
+    approaches within rounding, and its JSON says so), and the group table has TER's columns from the totals."""
+    from sacrebleu.metrics.ter import TER
+
+    from .oracle import to_streams
+
+    rows = [dict(r, langpair=r["langpair"] + ":2") for r in corpus_rows(["wmt22/en-liv", "wmt22/de-en"])[::7]]
+    rows += [dict(r, references=r["references"][:1], langpair=r["langpair"] + ":1") for r in rows[::2]]
+    rows += [dict(r, langpair=r["langpair"] + ":3") for r in corpus_rows(["wmt21/en-de"], nrefs_max=3)[::11]]
+    glob = write_shards(rows, tmp_path / "shards", n_shards=3, row_group_size=500, shuffle_seed=5)
+    rc, _, err = run_cli("--input", glob, "--metrics", "bleu,chrf,ter", "--group-by", "system,langpair",
+                         "--output", tmp_path / "r.json", "--groups-output", tmp_path / "g.parquet", "--progress", "off")
+    assert rc == 0, err
+    doc, table = load(tmp_path / "r.json"), pq.read_table(tmp_path / "g.parquet").to_pylist()
+    assert {len(r["references"]) for r in rows} == {1, 2, 3}
+    groups = {(g["key"]["system"], g["key"]["langpair"]): g for g in doc["groups"]}
+    assert len(groups) == len({(r["system"], r["langpair"]) for r in rows})
+    by_row = {(r["system"], r["langpair"]): r for r in table}
+    for key, g in groups.items():
+        sel = [r for r in rows if (r["system"], r["langpair"]) == key]
+        theirs = TER().corpus_score([r["candidate"] for r in sel], to_streams([r["references"] for r in sel]))
+        ter = g["scores"][2]
+        assert ter["name"] == "TER" and ter["ref_length_sum"] == "exact" and ter["num_edits"] == theirs.num_edits
+        if key[1].endswith(":3"):
+            assert abs(ter["score"] - theirs.score) <= 1e-12 * theirs.score, key
+        else:
+            assert ter["score"] == theirs.score and ter["ref_length"] == theirs.ref_length, key
+        t = by_row[key]
+        assert t["ter_score"] == ter["score"] and t["ter_edits"] == theirs.num_edits
+        assert t["ter_edits"] == t["ter_insertions"] + t["ter_deletions"] + t["ter_substitutions"] + t["ter_shifts"]

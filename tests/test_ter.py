@@ -491,3 +491,16 @@ def test_threads_share_nothing():
     with ThreadPoolExecutor(4) as pool:
         for got in pool.map(lambda _: Ter().batch_stats(hyps, refs), range(8)):
             assert (got == want).all()
+
+
+def test_the_json_says_how_the_reference_lengths_were_summed():
+    # three references each: 2 + 3 + 4 = 9 words (average 3) and 1 + 1 + 3 = 5 words (average 5/3)
+    ours = Ter()
+    hyps, refs = ["a b c", "d e"], [["a b", "a b c", "a b c d"], ["d", "e", "d e f"]]
+    rows = ours.batch_stats(hyps, refs)
+    from_totals = ours.score(rows.sum(axis=0)).to_dict()  # what beambleu run does, for any sharding
+    in_order = ours.corpus_score(hyps, refs).to_dict()  # what beambleu score and the compat API do
+    assert from_totals["ref_length_sum"] == "exact" and in_order["ref_length_sum"] == "corpus order"
+    assert from_totals["ref_lengths"] == [0, 0, 14, 0, 0, 0, 0, 0]
+    assert from_totals["ref_length"] == float(Fraction(14, 3))  # 9/3 + 5/3, correctly rounded
+    assert in_order["ref_length"] == 3.0 + 5 / 3  # sacrebleu's float additions, in order
