@@ -2,7 +2,7 @@
 
     python -m benchmarks._worker IMPL PARQUET TOKENIZE [--batch-size N] [--spm-model PATH]
 
-TOKENIZE is BLEU's tokenizer, or ``chrf`` / ``chrf++`` to measure those metrics instead.
+TOKENIZE is BLEU's tokenizer, or ``chrf`` / ``chrf++`` / ``ter`` to measure those metrics instead.
 
 Prints one JSON line: cpu_s (process CPU time of the scored part), wall_s, peak_rss_mb,
 score, stats. For beambleu the scored part includes reading the Parquet file batch by batch;
@@ -223,6 +223,32 @@ def run_sacrebleu_chrf(path, variant):
     return cpu + time.process_time() - c0, wall, score, total, {}
 
 
+def run_beambleu_ter(path, batch_size):
+    from bleu_core.parquet import parquet_stats
+    from bleu_core.ter import Ter
+
+    metric = Ter()
+    c0, w0 = time.process_time(), time.perf_counter()
+    total = parquet_stats(path, metric, batch_size=batch_size)
+    cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+    return cpu, wall, metric.score(total).score, total.tolist(), {}
+
+
+def run_sacrebleu_ter(path):
+    import pyarrow.parquet as pq
+    from sacrebleu.metrics.ter import TER
+
+    metric = TER()
+    table = pq.read_table(path, columns=["candidate", "references"])
+    hyps, refs = table.column(0).to_pylist(), table.column(1).to_pylist()
+    streams = [list(s) for s in zip(*refs)]
+    c0, w0 = time.process_time(), time.perf_counter()
+    seg = metric._extract_corpus_statistics(hyps, streams)
+    score = metric._aggregate_and_compute(seg).score
+    cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+    return cpu, wall, score, [sum(s[0] for s in seg)], {}
+
+
 def run_bleuscore(path, tokenize):
     import bleuscore
 
@@ -238,7 +264,7 @@ def main():
     ap.add_argument("impl", choices=["beambleu", "beambleu-sentence", "beambleu-normalise", "beambleu-tokenize",
                                      "beambleu-encode", "sacrebleu", "sacrebleu-tokenize", "bleuscore"])
     ap.add_argument("parquet")
-    ap.add_argument("tokenize", help="BLEU's tokenizer, or chrf / chrf++ for those metrics")
+    ap.add_argument("tokenize", help="BLEU's tokenizer, or chrf / chrf++ / ter for those metrics")
     ap.add_argument("--batch-size", type=int, default=16384)
     ap.add_argument("--spm-model", help="beambleu's SentencePiece model file (sacrebleu's: $SACREBLEU/models)")
     a = ap.parse_args()
@@ -252,6 +278,10 @@ def main():
         res = runs[a.impl]()
     elif a.impl in ("beambleu-encode", "sacrebleu-tokenize"):
         raise SystemExit(f"{a.impl} measures the SentencePiece tokenizers only, not {a.tokenize}")
+    elif a.tokenize == "ter":
+        if a.impl not in ("beambleu", "sacrebleu"):
+            raise SystemExit(f"{a.impl} does not measure ter")
+        res = run_sacrebleu_ter(a.parquet) if a.impl == "sacrebleu" else run_beambleu_ter(a.parquet, a.batch_size)
     elif a.tokenize in CHRF_VARIANTS:
         if a.impl == "sacrebleu":
             res = run_sacrebleu_chrf(a.parquet, a.tokenize)

@@ -4,6 +4,7 @@
     python -m benchmarks.core --quick              # 100k pairs, 13a, chrF, chrF++, 1 reference, 2 rounds
     python -m benchmarks.core --tokenizers chrf,chrf++ --refs 1   # chrF and chrF++ at 100k and 1M
     python -m benchmarks.core --tokenizers flores200 --sizes 100000 --refs 1   # spBLEU alone
+    python -m benchmarks.core --tokenizers ter --sizes 100000 --refs 1 --rounds 1   # TER alone (~10 minutes)
 
 Every measurement runs in a fresh process (``benchmarks._worker``), implementations
 alternate within each round, and the table reports medians over rounds: pairs per
@@ -50,6 +51,9 @@ TARGETS = {
     ("chrf", 1, 1_000_000): 30.0,
     ("chrf++", 1, 100_000): 30.0,
     ("chrf++", 1, 1_000_000): 30.0,
+    # TER (issue 21): 100x sacrebleu's TER at 100k real pairs (measured at the smallest size only: sacrebleu's
+    # TER runs a few hundred pairs per CPU-second)
+    ("ter", 1, 100_000): 100.0,
     # spBLEU: 10x sacrebleu's spBLEU with the same model at 100k pairs
     **{(name, 1, 100_000): 10.0 for name in SPM_NAMES},
 }
@@ -116,11 +120,11 @@ def main(argv=None):
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="100000,1000000", help="corpus sizes in pairs (default: %(default)s)")
     ap.add_argument("--refs", default="1,2", help="references per pair (default: %(default)s)")
-    ap.add_argument("--tokenizers", default="13a,intl,zh,char,flores200,chrf,chrf++",
+    ap.add_argument("--tokenizers", default="13a,intl,zh,char,flores200,chrf,chrf++,ter",
                     help="BLEU tokenizers (all but 13a run at the smallest size, 1 reference; the SentencePiece ones "
                          f"{', '.join(SPM_NAMES)} also beambleu alone at larger sizes, and are skipped when "
-                         "sentencepiece is not importable) and the metrics chrf, chrf++ (every size and reference "
-                         "count) (default: %(default)s)")
+                         "sentencepiece is not importable), the metrics chrf, chrf++ (every size and reference "
+                         "count) and ter (the smallest size, 1 reference) (default: %(default)s)")
     ap.add_argument("--rounds", type=int, default=3, help="rounds per configuration (default: %(default)s)")
     ap.add_argument("--large-rounds", type=int, default=1,
                     help="rounds for sizes >= 1M, where sacrebleu needs minutes and ~10 GB (default: %(default)s)")
