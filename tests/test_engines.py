@@ -226,6 +226,30 @@ def test_dask_cluster_two_metrics_equal_sacrebleu_per_group(dask_cluster, tmp_pa
 
 
 @needs_corpora
+def test_dask_cluster_ter_with_bleu_equals_sacrebleu_per_group(dask_cluster, tmp_path):
+    """TER beside BLEU in one pass on the dask cluster (a sample of the rows: sacrebleu's TER is slow): every
+    group's TER equals sacrebleu's TER, and its edits add up from their parts."""
+    from sacrebleu.metrics.ter import TER
+
+    from .oracle import to_streams
+
+    rows = corpus_rows(folders=("wmt22/en-de", "wmt21/en-ha"))[::9]
+    shards = write_shards(rows, tmp_path / "shards", n_shards=4, row_group_size=300, shuffle_seed=7)
+    out = tmp_path / "dask.json"
+    proc = beambleu_subprocess(["run", "--input", shards, "--metrics", "bleu,ter", "--group-by", "system,langpair",
+                                "--output", out, *dask_args(dask_cluster)], timeout=300)
+    assert proc.returncode == 0, proc.stderr + dask_cluster.logs()
+    doc = load(out)
+    assert len(doc["groups"]) == len({(r["system"], r["langpair"]) for r in rows})
+    for g in doc["groups"]:
+        sel = [r for r in rows if (r["system"], r["langpair"]) == (g["key"]["system"], g["key"]["langpair"])]
+        theirs = TER().corpus_score([r["candidate"] for r in sel], to_streams([r["references"] for r in sel]))
+        ter = g["scores"][1]
+        assert ter["name"] == "TER" and ter["score"] == theirs.score and ter["num_edits"] == theirs.num_edits
+        assert ter["edits"] == ter["insertions"] + ter["deletions"] + ter["substitutions"] + ter["shifts"]
+
+
+@needs_corpora
 def test_dask_spbleu_model_named_only_by_the_drivers_path(dask_cluster, spm_dir, tmp_path):
     """`-tok flores200` on the dask cluster: the driver finds the model at sacrebleu's place under
     its own $SACREBLEU, which the workers do not have; they load the file from the path the driver
