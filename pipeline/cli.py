@@ -58,8 +58,8 @@ def make_parser(with_run: bool = True) -> argparse.ArgumentParser:
 
     parser = Parser(
         prog="beambleu",
-        description="Corpus BLEU, chrF and chrF++ exactly as sacrebleu 2.6.0 computes them, from two text files to "
-                    "billions of pairs.",
+        description="Corpus BLEU, chrF, chrF++ and TER exactly as sacrebleu 2.6.0 computes them, from two text files "
+                    "to billions of pairs.",
         epilog=EPILOG,
     )
     parser.add_argument("--version", "-V", action="version", version=f"beambleu {_version()}")
