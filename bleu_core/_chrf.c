@@ -50,7 +50,7 @@
 
 #include "_buffers.h" /* View, get_view, rel_view, batch_shape: shared with _bleu.c */
 #include "_text.h"    /* u8dec, is_space: shared with _bleu.c */
-#include "_cps.h"     /* grow/GROW, decode_cps, lower_cps, hash_cps, same_cps: shared with _ter.c */
+#include "_cps.h"     /* grow/GROW, decode_cps, lower_cps, hash_cps, same_cps, ST_*, status_result: shared with _ter.c */
 
 /* character orders up to this are packed into the key itself (3 * 21 bits) */
 #define PACKED_MAX 3
@@ -66,9 +66,6 @@
 /* table capacity per hypothesis n-gram: a load of 1/4 or less measured faster than 1/2 on WMT
  * text (fewer second probes, so fewer mispredicted branches) */
 #define SLOTS_PER_NGRAM 4
-
-/* statuses of the GIL-free part */
-enum { ST_OK = 0, ST_BAD = -1, ST_NOMEM = -2, ST_PYERR = -3, ST_OVERFLOW = -4 };
 
 static PyObject *lower_name; /* interned "lower" */
 
@@ -593,25 +590,7 @@ static PyObject *k_stats(PyObject *self, PyObject *args) {
     int st = run(&k, &b);
     PyEval_RestoreThread(k.ts);
 
-    switch (st) {
-    case ST_OK:
-        Py_INCREF(Py_None);
-        result = Py_None;
-        break;
-    case ST_BAD: {
-        PyObject *e = Py_BuildValue("(nns)", k.bad_row, k.bad_ref, k.bad_what);
-        if (e) { PyErr_SetObject(PyExc_ValueError, e); Py_DECREF(e); }
-        break;
-    }
-    case ST_NOMEM:
-        PyErr_NoMemory();
-        break;
-    case ST_OVERFLOW:
-        PyErr_Format(PyExc_OverflowError, "chrF statistics: the sum of row %zd into out exceeds int64", k.bad_row);
-        break;
-    default: /* ST_PYERR: the exception is set */
-        break;
-    }
+    result = status_result(st, "chrF", k.bad_row, k.bad_ref, k.bad_what);
 done:
     k_free(&k);
     for (int i = 0; i < 8; i++) rel_view(all[i]);

@@ -50,7 +50,7 @@
 
 #include "_buffers.h" /* View, get_view, rel_view, batch_shape: shared with the other kernels */
 #include "_text.h"    /* u8dec, is_space */
-#include "_cps.h"     /* grow/GROW, decode_cps, lower_cps, hash_cps, same_cps: shared with _chrf.c */
+#include "_cps.h"     /* grow/GROW, decode_cps, lower_cps, hash_cps, same_cps, ST_*, status_result: shared with _chrf.c */
 
 #define BEAM_WIDTH 25
 #define MAX_SHIFT_SIZE 10
@@ -67,9 +67,6 @@
 #define MAX_CELLS ((size_t)1 << 31)
 
 enum { OP_NOP = 0, OP_SUB = 1, OP_DEL = 2, OP_INS = 3, OP_UNDEF = 4 };
-
-/* statuses of the GIL-free part */
-enum { ST_OK = 0, ST_BAD = -1, ST_NOMEM = -2, ST_PYERR = -3, ST_OVERFLOW = -4 };
 
 static PyObject *lower_name; /* interned "lower" */
 
@@ -598,25 +595,7 @@ static PyObject *k_stats(PyObject *self, PyObject *args) {
     int st = run(&k, &b);
     PyEval_RestoreThread(k.ts);
 
-    switch (st) {
-    case ST_OK:
-        Py_INCREF(Py_None);
-        result = Py_None;
-        break;
-    case ST_BAD: {
-        PyObject *e = Py_BuildValue("(nns)", k.bad_row, k.bad_ref, k.bad_what);
-        if (e) { PyErr_SetObject(PyExc_ValueError, e); Py_DECREF(e); }
-        break;
-    }
-    case ST_NOMEM:
-        PyErr_NoMemory();
-        break;
-    case ST_OVERFLOW:
-        PyErr_Format(PyExc_OverflowError, "TER statistics: the sum of row %zd into out exceeds int64", k.bad_row);
-        break;
-    default: /* ST_PYERR: the exception is set */
-        break;
-    }
+    result = status_result(st, "TER", k.bad_row, k.bad_ref, k.bad_what);
 done:
     k_free(&k);
     for (int i = 0; i < 8; i++) rel_view(all[i]);

@@ -189,3 +189,52 @@ def beambleu_subprocess(args: List[str], env: Optional[Dict[str, str]] = None, t
     hangs rather than fails)."""
     return subprocess.run([sys.executable, "-m", "beambleu.cli", *map(str, args)], capture_output=True, text=True,
                           env={**env_with_this_python(), **(env or {})}, timeout=timeout, cwd=cwd)
+
+
+# ----------------------------------------------------------------- Beam's engines (deploy/engines.py)
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def deploy_engines():
+    """deploy/engines.py, the script users run, imported as a module (deploy/ is not a package)."""
+    import importlib.util
+
+    name = "beambleu_deploy_engines"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, REPO / "deploy" / "engines.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+def engines_required() -> bool:
+    """.ci/run sets BEAMBLEU_REQUIRE_ENGINES=1: there an engine that cannot be fetched or started
+    fails its tests instead of skipping them."""
+    return os.environ.get("BEAMBLEU_REQUIRE_ENGINES") == "1"
+
+
+def fetch_or_skip(engine: str) -> Path:
+    """The engine's jar or binary; a test skips (naming why) when it cannot be had here, unless
+    engines are required."""
+    import pytest
+
+    eng = deploy_engines()
+    try:
+        return eng.fetch(engine)
+    except eng.EngineError as e:
+        if engines_required():
+            pytest.fail(f"{engine}: {e}")
+        pytest.skip(f"{engine} cannot be fetched here: {e}")
+
+
+@contextlib.contextmanager
+def engine_service(service: str, state: Path, **kwargs) -> Iterator[Dict]:
+    """A service of deploy/engines.py, started for the duration of the block; yields its record."""
+    eng = deploy_engines()
+    record = eng.start(service, state, **kwargs)
+    try:
+        yield record
+    finally:
+        eng.stop(service, state)
