@@ -20,7 +20,7 @@ from typing import Dict, List, Optional
 
 from .errors import UsageError
 from .inputs import ERROR_MARK, InputSpec, PipelineInputError
-from .runners import (DASK_NAMES, beam_option_parser, close_result as _close, import_dask_runner,
+from .runners import (DASK_NAMES, beam_option_parser, check_job_endpoint, close_result as _close, import_dask_runner,
                       partition_dask_input, pipeline_options, scale_local_runner,
                       wait_until_finish, wants_dask)
 
@@ -194,6 +194,8 @@ def run(args, beam_argv: List[str]) -> int:
     out_cfg = OutputConfig.staged(*(absolute(p) if p else None
                                     for p in (args.output, args.groups_output, args.sentence_output)),
                                   commit_in_job=args.detach, json_groups_limit=args.json_groups_limit)
+    if not dry_run:
+        check_job_endpoint(opts)
     guard = _SignalGuard(out_cfg)
     with guard:
         return _run_job(args, beam_argv, spec, metrics, sig, opts, runner_obj, out_cfg, dry_run, guard)

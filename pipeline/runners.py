@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import socket
 import sys
 import time
 from typing import Dict, List, Optional
@@ -116,6 +117,42 @@ def close_result(result, timeout: float = 5.0) -> None:
             client.close(timeout=timeout)
         except Exception:  # pragma: no cover - best effort
             pass
+
+
+# --- a portable runner's job server ------------------------------------------------------------
+
+#: how long a given --job_endpoint may take to accept a connection before the job is refused
+JOB_ENDPOINT_PROBE_SECONDS = 10.0
+
+
+def check_job_endpoint(opts) -> None:
+    """A portable job's ``--job_endpoint`` must accept a connection before the job is built: Beam
+    itself would wait ``--job_server_timeout`` (300 s) and end in a bare FutureTimeoutError. The
+    probe waits at most 10 s (or ``--job_server_timeout`` when that is shorter)."""
+    from apache_beam.options.pipeline_options import PortableOptions
+
+    portable = opts.view_as(PortableOptions)
+    endpoint = portable.job_endpoint
+    if not endpoint or endpoint == "embed":
+        return
+    host, _, port = endpoint.rpartition(":")
+    if not port.isdigit():
+        from .errors import UsageError
+
+        raise UsageError(f"--job_endpoint {endpoint}: expected HOST:PORT")
+    wait = min(JOB_ENDPOINT_PROBE_SECONDS, float(portable.job_server_timeout or JOB_ENDPOINT_PROBE_SECONDS))
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            socket.create_connection((host.strip("[]") or "localhost", int(port)),
+                                     timeout=max(0.5, deadline - time.monotonic())).close()
+            return
+        except OSError as exc:
+            if time.monotonic() + 0.5 >= deadline:
+                reason = exc.strerror or type(exc).__name__
+                raise ClusterError(f"no job server answers at {endpoint} ({reason}, waited {wait:g} s); start one "
+                                   "(python deploy/engines.py start ...) or correct --job_endpoint") from None
+            time.sleep(0.5)
 
 
 # --- waiting for a job, bounded on dask ------------------------------------------------------

@@ -11,6 +11,7 @@ import os
 import random
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -422,3 +423,23 @@ def test_timeouts_take_a_positive_number_of_seconds(tmp_path, option, value):
     assert proc.stderr.splitlines() == [f"beambleu: error: argument {option}: expected a positive number of "
                                         f"seconds, got '{value}'"]
     assert os.listdir(tmp_path) == []
+
+
+def test_job_endpoint_that_does_not_answer_is_one_line_in_bounded_time(tmp_path):
+    """--job_endpoint naming a port nothing listens on: Beam would wait --job_server_timeout (300 s)
+    and end in a bare FutureTimeoutError; beambleu probes it first (10 s at most), says so in one
+    line, exit 1, and writes nothing."""
+    with socket.socket() as s:  # a port that was free a moment ago
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    out = tmp_path / "r.json"
+    t0 = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "beambleu.cli", "run", "--input", SHARDS, "--output", str(out),
+                           "--runner", "PortableRunner", f"--job_endpoint=localhost:{port}"],
+                          capture_output=True, text=True, timeout=120)
+    assert time.monotonic() - t0 < 60
+    assert proc.returncode == 1, proc.stderr
+    line = error_line(proc.stderr)
+    assert f"no job server answers at localhost:{port} (Connection refused, waited 10 s)" in line
+    assert "Traceback" not in proc.stderr
+    assert list(tmp_path.iterdir()) == []
