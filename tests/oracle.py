@@ -62,6 +62,42 @@ def read_lines(path: Path):
         return [line.rstrip() for line in fh]
 
 
+def corpus_systems():
+    """(folder, system, reference names) of every system output in the shared corpora (none when absent)."""
+    out = []
+    if not (CORPORA / "MANIFEST.tsv").exists():
+        return out
+    for folder in sorted(p for p in CORPORA.glob("*/*") if p.is_dir()):
+        refs = sorted(p.name[len("ref."):-len(".txt")] for p in folder.glob("ref.*.txt"))
+        for sys_path in sorted(folder.glob("sys.*.txt")):
+            out.append((str(folder.relative_to(CORPORA)), sys_path.name[len("sys."):-len(".txt")], tuple(refs)))
+    return out
+
+
+def load_system(folder, system, refs):
+    """(hypotheses, reference streams) of one system of the corpora."""
+    d = CORPORA / folder
+    hyps = read_lines(d / f"sys.{system}.txt")
+    streams = [read_lines(d / f"ref.{r}.txt") for r in refs]
+    assert all(len(s) == len(hyps) for s in streams)
+    return hyps, streams
+
+
+def ragged_references(n):
+    """WMT21 en-de (system happypoet), first n lines, with reference streams A, C, D: None and ""
+    placeholders give 1 to 3 references per line (with 3, sacrebleu's float sums depend on their
+    order); some hypotheses are empty. Skips when the corpora are absent."""
+    folder = CORPORA / "wmt21" / "en-de"
+    if not (folder / "ref.D.txt").exists():
+        pytest.skip(f"shared corpora not found at {CORPORA}")
+    hyps = read_lines(folder / "sys.happypoet.txt")[:n]
+    a, c, d = (read_lines(folder / f"ref.{k}.txt")[:n] for k in "ACD")
+    a = ["" if i % 23 == 6 else x for i, x in enumerate(a)]
+    c = [None if i % 4 == 2 else "" if i % 10 == 7 else x for i, x in enumerate(c)]
+    d = [None if i % 3 == 1 else x for i, x in enumerate(d)]
+    hyps = ["" if i % 29 == 11 else x for i, x in enumerate(hyps)]
+    return hyps, [a, c, d]
+
 @contextlib.contextmanager
 def seed_env(value):
     """``SACREBLEU_SEED=value`` in this process for the block (sacrebleu and bleu_core.compat read it)."""

@@ -7,7 +7,7 @@ import pytest
 
 from bleu_core import compat
 
-from .oracle import CORPORA, read_lines
+from .oracle import ragged_references
 from .test_chrf import (EFFECTIVE_ORDER_BETA3, EPS_SMOOTHING_BETA3, KEEP_WHITESPACE_BETA3,
                         SENTENCE_EPS_SMOOTHING)
 
@@ -50,21 +50,6 @@ def test_score_names():
 
 # ------------------------------------------------------------------ bit-identity with sacrebleu 2.6.0
 
-def real_data(n=300):
-    """WMT21 en-de (system happypoet) with reference streams A, C, D: None and "" placeholders
-    give 1 to 3 references per line; some hypotheses are empty."""
-    folder = CORPORA / "wmt21" / "en-de"
-    if not (folder / "ref.D.txt").exists():
-        pytest.skip(f"shared corpora not found at {CORPORA}")
-    hyps = read_lines(folder / "sys.happypoet.txt")[:n]
-    a, c, d = (read_lines(folder / f"ref.{k}.txt")[:n] for k in "ACD")
-    a = ["" if i % 23 == 6 else x for i, x in enumerate(a)]
-    c = [None if i % 4 == 2 else "" if i % 10 == 7 else x for i, x in enumerate(c)]
-    d = [None if i % 3 == 1 else x for i, x in enumerate(d)]
-    hyps = ["" if i % 29 == 11 else x for i, x in enumerate(hyps)]
-    return hyps, [a, c, d]
-
-
 CHRF_OPTIONS = [
     {},
     {"word_order": 2},
@@ -88,7 +73,7 @@ def assert_same_chrf(ours, theirs):
 
 @pytest.mark.parametrize("options", CHRF_OPTIONS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "default")
 def test_corpus_and_sentence_scores_identical_to_sacrebleu(options):
-    hyps, refs = real_data()
+    hyps, refs = ragged_references(300)
     ours, theirs = compat.CHRF(**options), sacrebleu.CHRF(**options)
     assert_same_chrf(ours.corpus_score(hyps, refs), theirs.corpus_score(hyps, refs))
     assert ours.get_signature().format().replace("beambleu-0.1.0", "2.6.0") == theirs.get_signature().format()
@@ -99,7 +84,7 @@ def test_corpus_and_sentence_scores_identical_to_sacrebleu(options):
 
 
 def test_module_functions_identical_to_sacrebleus():
-    hyps, refs = real_data(100)
+    hyps, refs = ragged_references(100)
     for kwargs in ({}, {"word_order": 2, "remove_whitespace": False}, {"beta": 1, "eps_smoothing": True}):
         assert_same_chrf(compat.corpus_chrf(hyps, refs, **kwargs), sacrebleu.corpus_chrf(hyps, refs, **kwargs))
         one = [stream[5] for stream in refs]
@@ -107,7 +92,7 @@ def test_module_functions_identical_to_sacrebleus():
 
 
 def test_identity_is_a_real_check():
-    hyps, refs = real_data(50)
+    hyps, refs = ragged_references(50)
     ours, theirs = compat.CHRF().corpus_score(hyps, refs), sacrebleu.CHRF().corpus_score(hyps, refs)
     ours.score = math.nextafter(ours.score, 0)
     with pytest.raises(AssertionError):

@@ -11,40 +11,20 @@ import os
 
 import pytest
 
-from .oracle import CORPORA, read_lines
+from .oracle import corpus_systems, load_system
 
 sacrebleu_chrf = pytest.importorskip("sacrebleu.metrics.chrf")
 
 pytestmark = pytest.mark.corpora
 
 
-def _systems():
-    """(folder, system, reference names) of every system output in the corpora."""
-    out = []
-    if not (CORPORA / "MANIFEST.tsv").exists():
-        return out
-    for folder in sorted(p for p in CORPORA.glob("*/*") if p.is_dir()):
-        refs = sorted(p.name[len("ref."):-len(".txt")] for p in folder.glob("ref.*.txt"))
-        for sys_path in sorted(folder.glob("sys.*.txt")):
-            out.append((str(folder.relative_to(CORPORA)), sys_path.name[len("sys."):-len(".txt")], tuple(refs)))
-    return out
-
-
-SYSTEMS = _systems()
-
-
-def _load(folder, system, refs):
-    d = CORPORA / folder
-    hyps = read_lines(d / f"sys.{system}.txt")
-    streams = [read_lines(d / f"ref.{r}.txt") for r in refs]
-    assert all(len(s) == len(hyps) for s in streams)
-    return hyps, streams
+SYSTEMS = corpus_systems()
 
 
 def _sacrebleu_totals(item):
     """sacrebleu's summed statistics and score of one system, for chrF++ and chrF."""
     folder, system, refs = item
-    hyps, streams = _load(folder, system, refs)
+    hyps, streams = load_system(folder, system, refs)
     out, plus = {}, None
     for word_order in (2, 0):  # chrF++, chrF
         theirs = sacrebleu_chrf.CHRF(word_order=word_order)
@@ -74,7 +54,7 @@ def sacrebleu_side():
 def test_every_system_chrf_and_chrfpp_equal_sacrebleu(sacrebleu_side, folder, system, refs):
     from bleu_core.chrf import Chrf
 
-    hyps, streams = _load(folder, system, refs)
+    hyps, streams = load_system(folder, system, refs)
     per_pair = [list(r) for r in zip(*streams)]
     for word_order in (0, 2):  # chrF, chrF++
         want, expected = sacrebleu_side[(folder, system, refs)][word_order]

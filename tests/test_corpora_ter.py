@@ -14,7 +14,7 @@ import os
 
 import pytest
 
-from .oracle import CORPORA, read_lines
+from .oracle import CORPORA, corpus_systems, load_system
 
 sacrebleu_ter = pytest.importorskip("sacrebleu.metrics.ter")
 
@@ -23,27 +23,7 @@ pytestmark = [pytest.mark.corpora, pytest.mark.slow]
 SAMPLE = int(os.environ.get("BEAMBLEU_TER_SAMPLE", "40"))
 
 
-def _systems():
-    """(folder, system, reference names) of every system output in the corpora."""
-    out = []
-    if not (CORPORA / "MANIFEST.tsv").exists():
-        return out
-    for folder in sorted(p for p in CORPORA.glob("*/*") if p.is_dir()):
-        refs = sorted(p.name[len("ref."):-len(".txt")] for p in folder.glob("ref.*.txt"))
-        for sys_path in sorted(folder.glob("sys.*.txt")):
-            out.append((str(folder.relative_to(CORPORA)), sys_path.name[len("sys."):-len(".txt")], tuple(refs)))
-    return out
-
-
-SYSTEMS = _systems()
-
-
-def _load(folder, system, refs):
-    d = CORPORA / folder
-    hyps = read_lines(d / f"sys.{system}.txt")
-    streams = [read_lines(d / f"ref.{r}.txt") for r in refs]
-    assert all(len(s) == len(hyps) for s in streams)
-    return hyps, streams
+SYSTEMS = corpus_systems()
 
 
 def _sample(n: int) -> list[int]:
@@ -55,7 +35,7 @@ def _sample(n: int) -> list[int]:
 
 def _sacrebleu_side(item):
     folder, system, refs = item
-    hyps, streams = _load(folder, system, refs)
+    hyps, streams = load_system(folder, system, refs)
     pick = _sample(len(hyps))
     hyps, streams = [hyps[i] for i in pick], [[s[i] for i in pick] for s in streams]
     metric = sacrebleu_ter.TER()
@@ -77,7 +57,7 @@ def sacrebleu_side():
 def test_every_system_ter_equals_sacrebleu(sacrebleu_side, folder, system, refs):
     from bleu_core.ter import Ter
 
-    hyps, streams = _load(folder, system, refs)
+    hyps, streams = load_system(folder, system, refs)
     per_pair = [list(r) for r in zip(*streams)]
     ours = Ter()
     rows = ours.batch_stats(hyps, per_pair)
