@@ -1,6 +1,6 @@
-"""The same corpus on the local runner and on a real dask cluster with 1 and 2 workers.
+"""The same corpus on the local runner, a real dask cluster with 1 and 2 workers, Prism, Flink and Spark.
 
-    python -m benchmarks.engines [--size 1000000] [--rounds 2]
+    python -m benchmarks.engines [--size 1000000] [--rounds 2] [--engines local,dask,prism,flink,spark]
 
 For one Parquet corpus (see ``benchmarks.corpus``; 13a, 1 reference) it runs ``beambleu run``
 as a fresh process, each configuration ``--rounds`` times, and reports medians:
@@ -55,11 +55,26 @@ def worker_cpu(cluster):
         return client.run(cpu)
 
 
+ENGINES = ("local", "dask", "prism", "flink", "spark")
+
+# engine -> (job service of deploy/engines.py, its --master, runner, extra pipeline options)
+PORTABLE = {
+    "prism": ("prism", None, "PrismRunner", []),
+    "flink": ("flink-job-server", "[local]", "FlinkRunner", ["--parallelism=2"]),
+    "spark": ("spark-job-server", "local[2]", "SparkRunner", []),
+}
+
+
 def main(argv=None):
     ap = sized_parser("python -m benchmarks.engines", __doc__)
+    ap.add_argument("--engines", default=",".join(ENGINES),
+                    help=f"comma-separated, from {', '.join(ENGINES)} (default: all)")
     a = ap.parse_args(argv)
+    chosen = [e.strip() for e in a.engines.split(",") if e.strip()]
+    if not chosen or set(chosen) - set(ENGINES):
+        ap.error(f"--engines: choose from {', '.join(ENGINES)}")
     sys.path.insert(0, str(REPO))
-    from tests.engines import DaskCluster
+    from tests.engines import DaskCluster, deploy_engines
 
     big, source = build(a.size, 1, a.workdir, a.corpora)
     tiny, _ = build(1000, 1, a.workdir, a.corpora)
@@ -83,11 +98,28 @@ def main(argv=None):
                 print(f"  round {r + 1} {name} {label}: {wall:.2f} s", file=sys.stderr, flush=True)
 
     measure("local, in-process", [])
-    measure("local, 2 worker processes", ["--direct_running_mode=multi_processing", "--direct_num_workers=2"])
-    for n in (1, 2):
+    if "local" in chosen:
+        measure("local, 2 worker processes", ["--direct_running_mode=multi_processing", "--direct_num_workers=2"])
+    for n in (1, 2) if "dask" in chosen else ():
         with DaskCluster(Path(tempfile.mkdtemp(prefix="beambleu-dask-")), n_workers=n) as cluster:
             measure(f"dask, {n} worker{'s' if n > 1 else ''}",
                     ["--runner", "dask", f"--dask_client_address={cluster.address}"], cluster)
+    eng = deploy_engines()
+    for name in (e for e in chosen if e in PORTABLE):
+        service, master, runner, extra = PORTABLE[name]
+        state = Path(tempfile.mkdtemp(prefix=f"beambleu-{name}-"))
+        t0 = time.perf_counter()
+        job = eng.start(service, state, master=master, timeout=300)
+        pool = eng.start("worker-pool", state)
+        print(f"  {name}: job service up in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
+        try:
+            options = ["--runner", runner, f"--job_endpoint=localhost:{job['port']}", "--environment_type=EXTERNAL",
+                       f"--environment_config=localhost:{pool['port']}", *extra]
+            run(tiny, out, options)  # the pool's first workers import Beam and beambleu: not counted
+            measure(f"{name} ({runner})", options)
+        finally:
+            eng.stop("worker-pool", state)
+            eng.stop(service, state)
 
     med = {k: statistics.median(v) for k, v in walls.items()}
     names = list(dict.fromkeys(k[0] for k in walls))
