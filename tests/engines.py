@@ -1,5 +1,5 @@
-"""Real engines on loopback for the tests and benchmarks: a dask cluster, a Beam job service with
-an external Python SDK worker pool, an S3 server (moto) and a GCS emulator.
+"""Real engines on loopback for the tests and benchmarks: a dask cluster, an S3 server (moto), a GCS
+emulator, and Beam's engines (Prism, Flink, Spark and the SDK worker pool) through deploy/engines.py.
 
 Each is started as separate processes from this interpreter's environment (so the workers import
 the same beambleu), waits until it answers, and is stopped (process group killed) on exit.
@@ -131,28 +131,6 @@ class DaskCluster(Service):
         """{worker address: pid of the worker process itself (not its nanny)}"""
         with self.client() as client:
             return client.run(os.getpid)
-
-
-class PortableStack(Service):
-    """Beam's local job service plus an external Python SDK worker pool: the harness a Flink or
-    Spark cluster runs as a sidecar (`--environment_type EXTERNAL`)."""
-
-    def __init__(self, log_dir: Path):
-        super().__init__(log_dir)
-        self.job_port = free_port()
-        self.pool_port = free_port()
-
-    def launch(self) -> None:
-        pool = self.start("worker-pool", [sys.executable, "-m", "apache_beam.runners.worker.worker_pool_main",
-                                          f"--service_port={self.pool_port}"])
-        wait_for_port(self.pool_port, pool, "SDK worker pool")
-        jobs = self.start("job-service", [sys.executable, "-m", "apache_beam.runners.portability.local_job_service_main",
-                                          f"--port={self.job_port}"])
-        wait_for_port(self.job_port, jobs, "job service")
-
-    def options(self) -> List[str]:
-        return ["--runner", "PortableRunner", f"--job_endpoint=localhost:{self.job_port}",
-                "--environment_type=EXTERNAL", f"--environment_config=localhost:{self.pool_port}"]
 
 
 @contextlib.contextmanager

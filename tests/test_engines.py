@@ -1,8 +1,7 @@
-"""`beambleu run` on real engines started here on loopback: a dask cluster (scheduler plus two
-worker processes), and Beam's PortableRunner with a job service and an external SDK worker pool
-(the harness Flink and Spark run as a sidecar). Every result is compared with the local runner's
-on the same shards; the final output file itself is checked (the DaskRunner evaluates only the
-last sink and does not report metrics)."""
+"""`beambleu run` on a real dask cluster started here on loopback (scheduler plus two worker
+processes); Prism, Flink and Spark have their own modules (tests/test_engine_*.py). Every result
+is compared with the local runner's on the same shards; the final output file itself is checked
+(the DaskRunner evaluates only the last sink and does not report metrics)."""
 
 from __future__ import annotations
 
@@ -17,7 +16,7 @@ import pytest
 
 pytest.importorskip("apache_beam")
 
-from .engines import DaskCluster, PortableStack, beambleu_subprocess  # noqa: E402
+from .engines import DaskCluster, beambleu_subprocess  # noqa: E402
 from .oracle import CORPORA  # noqa: E402
 from .pipeline_helpers import comparable, corpus_rows, load, run_cli, write_shards  # noqa: E402
 
@@ -103,7 +102,7 @@ def test_dask_bad_row_fails_with_one_line_and_no_output(dask_cluster, tmp_path):
 @needs_corpora
 def test_dask_worker_killed_mid_run_gives_identical_result(dask_cluster, tmp_path):
     rows = corpus_rows()
-    big = [dict(r, line=r["line"] + 100_000 * k) for k in range(12) for r in rows]  # 276k pairs
+    big = [dict(r, line=r["line"] + 100_000 * k) for k in range(6) for r in rows]  # 138k pairs
     glob = write_shards(big, tmp_path / "big", n_shards=4, row_group_size=4000)
     local_out = tmp_path / "local.json"
     rc, _, err = run_cli("--input", glob, *GROUPS, "--output", local_out, "--progress", "off")
@@ -162,28 +161,6 @@ def test_dask_runner_without_dask_extra_is_a_clear_error(tmp_path, monkeypatch):
 
 
 @needs_corpora
-def test_portable_runner_with_external_worker_pool(shards, local_result, tmp_path):
-    """PortableRunner -> job service -> SDK harness started by a separate worker-pool process,
-    as a Flink TaskManager's sidecar would; the client has a timeout because a broken worker
-    makes the job hang instead of failing."""
-    with PortableStack(tmp_path / "portable") as stack:
-        out = tmp_path / "portable.json"
-        try:
-            proc = beambleu_subprocess(["run", "--input", shards, *GROUPS, "--output", out, *stack.options()],
-                                       timeout=600)
-        except subprocess.TimeoutExpired:
-            pytest.fail("the portable job did not finish in 600 s\n" + stack.logs())
-        assert proc.returncode == 0, proc.stderr + stack.logs()
-        pool_log = (stack.log_dir / "worker-pool.log").read_text()
-        job_log = (stack.log_dir / "job-service.log").read_text()
-    assert comparable(load(out)) == comparable(local_result)
-    assert "pairs=22,974" in proc.stderr  # metrics come back through the job service
-    # the job service asked the external pool for the SDK harness, and the pool started it
-    assert f"Requesting worker at localhost:{stack.pool_port}" in job_log
-    assert "Starting worker with command" in pool_log
-
-
-@needs_corpora
 def test_dask_bootstrap_intervals_equal_the_local_runner(shards, dask_cluster, tmp_path):
     """The replicate weights depend on the row identity (here file and row), not on the runner."""
     args = ["--input", shards, "--group-by", "system,langpair", "--confidence", "--confidence-n", "100"]
@@ -203,11 +180,12 @@ def test_dask_bootstrap_intervals_equal_the_local_runner(shards, dask_cluster, t
 
 
 @needs_corpora
-@pytest.mark.parametrize("metrics,step,row_group", [("bleu,chrf", 1, 1500), ("bleu,ter", 9, 300)])
+@pytest.mark.parametrize("metrics,step,row_group", [("bleu,chrf", 3, 600), ("bleu,ter", 9, 300)])
 def test_dask_cluster_metrics_equal_sacrebleu_per_group(dask_cluster, tmp_path, metrics, step, row_group):
-    """Two metrics in one pass on the dask cluster, per system and language pair: BLEU with chrF (all
-    the rows) and with TER (every 9th: sacrebleu's TER is slow). Every group's scores equal sacrebleu's
-    BLEU, CHRF and TER, and TER's edits add up from their parts."""
+    """Two metrics in one pass on the dask cluster, per system and language pair: BLEU with chrF (every
+    3rd row: sacrebleu's oracle per group is the cost) and with TER (every 9th: sacrebleu's TER is
+    slow). Every group's scores equal sacrebleu's BLEU, CHRF and TER, and TER's edits add up from
+    their parts."""
     from sacrebleu.metrics.chrf import CHRF
     from sacrebleu.metrics.ter import TER
 
