@@ -296,7 +296,7 @@ def start(state: Path, slots: int = SLOTS, rest_port: Optional[int] = None, time
         with contextlib.suppress(FileNotFoundError):
             record_file.unlink()
         if isinstance(e, EngineError):
-            raise EngineError(f"{e} (stopped); its logs ({work / 'log'}) end:\n{logs}") from None
+            raise EngineError(f"{e} (stopped; its logs are in {work / 'log'})" + (f"\n{logs}" if logs else "")) from None
         raise
 
 
@@ -388,7 +388,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     except EngineError as e:
         text = str(e)
         first, _, rest = text.partition("\n")
-        if rest:
+        if rest:  # the end of the logs first, so that the last line says what failed
             print(rest, file=sys.stderr)
         print(f"deploy/flink/cluster.py: {first}", file=sys.stderr)
         return 1
