@@ -237,6 +237,7 @@ def start(state: Path, slots: int = SLOTS, rest_port: Optional[int] = None, time
     (rest_port, rpc_port, pids, ...) also written to STATE/flink-cluster.json."""
     if shutil.which("java") is None:
         raise EngineError("java is not installed (Flink needs Java 11 or 17)")
+    state = Path(state).resolve()  # Flink's scripts run in the work folder: every path absolute
     state.mkdir(parents=True, exist_ok=True)
     record_file = state / RECORD
     if record_file.exists():
