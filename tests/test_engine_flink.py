@@ -174,8 +174,8 @@ def test_flink_bad_row_leaves_no_output(embedded, tmp_path):
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_flink_cluster_equals_local_runner(engine_inputs, cluster, name, tmp_path):
-    """On the real cluster: the job must be one the cluster's REST API lists as FINISHED, with
-    parallel tasks."""
+    """On the real cluster: the job must be one the cluster's REST API lists as FINISHED, every
+    task finished, its operators run with parallelism 2."""
     case = CASES[name]
     skip_real(case)
     before = cluster_jobs(cluster)
@@ -185,6 +185,8 @@ def test_flink_cluster_equals_local_runner(engine_inputs, cluster, name, tmp_pat
     assert len(ran) == 1, ran
     assert ran[0]["state"] == "FINISHED" and ran[0]["name"].startswith("BeamApp-"), ran
     assert ran[0]["tasks"]["finished"] == ran[0]["tasks"]["total"] > 0, ran
+    vertices = cluster["fc"].rest_get(cluster["cluster"]["rest_port"], f"/jobs/{ran[0]['jid']}")["vertices"]
+    assert max(v["parallelism"] for v in vertices) == 2, vertices  # --parallelism 2, on the cluster's slots
 
 
 def test_flink_cluster_status_reports_slots(cluster):
