@@ -64,7 +64,8 @@ def _is_string(t: pa.DataType) -> bool:
 
 
 def _is_string_list(t: pa.DataType) -> bool:
-    return (pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_list_view(t)) and _is_string(t.value_type)
+    lists = (pa.types.is_list, pa.types.is_large_list, pa.types.is_list_view, pa.types.is_large_list_view)
+    return any(is_list(t) for is_list in lists) and _is_string(t.value_type)  # views are read as lists
 
 
 @dataclass(frozen=True)

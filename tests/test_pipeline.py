@@ -183,6 +183,57 @@ def test_null_candidate_empty_option(tmp_path):
     assert "null_candidates_as_empty=1" in err
 
 
+def _list_views(lists, large: bool) -> pa.Array:
+    """A list_view<string> (or large_list_view) array of ``lists`` whose views point into the
+    child array backwards (the last row's strings first), as a list_view may: not a list's layout."""
+    values, offsets, sizes = [], [0] * len(lists), [len(x) for x in lists]
+    for i in reversed(range(len(lists))):
+        offsets[i] = len(values)
+        values += lists[i]
+    width = pa.int64() if large else pa.int32()
+    cls = pa.LargeListViewArray if large else pa.ListViewArray
+    return cls.from_arrays(pa.array(offsets, width), pa.array(sizes, width), pa.array(values, pa.string()))
+
+
+@pytest.mark.parametrize("kind", ["list_view", "large_list_view", "large_list"])
+def test_references_as_list_view_or_large_list_score_as_list(tmp_path, kind):
+    """Arrow's other list layouts of the references column: the same scores as list<string> (and
+    as sacrebleu on the same rows), and the same JSON but for nothing."""
+    cands = ["the cat is on mat", "red red red blue", "hello there world", "a b c d"]
+    refs = [["the cat is on the mat", "a cat is on the mat"], ["red blue green white", None], ["hello world"],
+            ["a b c", "a b c d e"]]
+    if kind == "large_list":
+        column = pa.array(refs, pa.large_list(pa.string()))
+    else:
+        column = _list_views(refs, large=kind == "large_list_view")
+        assert column.to_pylist() == refs
+    pq.write_table(pa.table({"candidate": cands, "references": column, "system": ["a", "b", "a", "b"]}),
+                   tmp_path / "views.parquet")
+    assert kind in str(pq.read_schema(tmp_path / "views.parquet").field("references").type)
+    pq.write_table(pa.table({"candidate": cands, "references": pa.array(refs, pa.list_(pa.string())),
+                             "system": ["a", "b", "a", "b"]}), tmp_path / "lists.parquet")
+    docs = {}
+    for name in ("views", "lists"):
+        rc, _, err = run_cli("--input", tmp_path / f"{name}.parquet", "--group-by", "system", "--metrics", "bleu,chrf",
+                             "--output", tmp_path / f"{name}.json", "--progress", "off")
+        assert rc == 0, err
+        docs[name] = load(tmp_path / f"{name}.json")
+    from sacrebleu.metrics.chrf import CHRF
+
+    from .oracle import to_streams
+
+    views, lists = docs["views"], docs["lists"]
+    bleu, chrf = views["corpus"]["scores"]
+    assert bleu["score"] == sacre_corpus(cands, refs)[0].score
+    assert chrf["score"] == CHRF().corpus_score(cands, to_streams(refs)).score
+    for system in ("a", "b"):
+        g = next(g for g in views["groups"] if g["key"] == {"system": system})
+        sel = [i for i in range(4) if "abab"[i] == system]
+        assert g["scores"][0]["score"] == sacre_corpus([cands[i] for i in sel], [refs[i] for i in sel])[0].score
+    del views["inputs"], lists["inputs"]  # (they name the files)
+    assert views == lists
+
+
 # --------------------------------------------------------------------------------- bad input
 
 
