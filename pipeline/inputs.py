@@ -311,8 +311,20 @@ def read_footer(path: str) -> pq.FileMetaData:
         raise PipelineInputError(f"{path}: not a readable Parquet file ({exc})") from None
 
 
+def _loose(t: pa.DataType) -> pa.DataType:
+    """``t`` with what does not matter here left out: the nullability and name of a list's item
+    field (nulls are handled row by row, whatever a schema promises)."""
+    for is_list, make in ((pa.types.is_list, pa.list_), (pa.types.is_large_list, pa.large_list),
+                          (pa.types.is_list_view, pa.list_view), (pa.types.is_large_list_view, pa.large_list_view)):
+        if is_list(t):
+            return make(_loose(t.value_type))
+    return t
+
+
 def _comparable(schema: pa.Schema, columns: Sequence[str]) -> pa.Schema:
-    return pa.schema([schema.field(c).remove_metadata() for c in columns if c in schema.names])
+    """The needed columns (in the spec's order) with their types: what must be the same in every
+    shard. Nullability and field metadata are not compared."""
+    return pa.schema([pa.field(c, _loose(schema.field(c).type)) for c in columns if c in schema.names])
 
 
 def plan(globs: Sequence[str], spec: InputSpec, max_workers: int = 16) -> Plan:
@@ -332,9 +344,9 @@ def plan(globs: Sequence[str], spec: InputSpec, max_workers: int = 16) -> Plan:
         if reference is None:
             reference = (path, cmp)
         elif not cmp.equals(reference[1]):
+            # (the same columns, in the spec's order, in both: only types can differ)
             diff = [f"{a.name}: {a.type} vs {b.type}" for a, b in zip(cmp, reference[1]) if a.type != b.type]
-            raise PipelineInputError(
-                f"{path}: schema differs from {reference[0]} ({'; '.join(diff) or 'column order'})")
+            raise PipelineInputError(f"{path}: schema differs from {reference[0]} ({'; '.join(diff)})")
         first = 0
         for rg in range(meta.num_row_groups):
             rgm = meta.row_group(rg)

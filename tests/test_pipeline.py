@@ -287,6 +287,33 @@ def test_schemas_differ_across_shards(tmp_path):
     assert rc == 1 and msg == f"{d}/b.parquet: schema differs from {d}/a.parquet (system: int64 vs string)"
 
 
+def test_shards_that_differ_only_in_nullability_are_one_input(tmp_path):
+    """Nullability (of a column, or of a list's items) and the name of a list's item field are not
+    schema differences: nulls are handled row by row. A real difference is named, with the rest."""
+    d = tmp_path / "in"
+    d.mkdir()
+    strict = pa.schema([pa.field("candidate", pa.string(), nullable=False),
+                        pa.field("references", pa.list_(pa.field("item", pa.string(), nullable=False)), nullable=False),
+                        pa.field("system", pa.string(), nullable=False)])
+    pq.write_table(pa.table({"candidate": ["the cat is on mat"], "references": [["the cat is on the mat"]],
+                             "system": ["s"]}, schema=strict), d / "a.parquet")
+    pq.write_table(pa.table({"candidate": ["red red red blue", "a b c d"], "references": [["red blue green white"],
+                                                                                          ["a b c", None]],
+                             "system": ["s", "t"]}), d / "b.parquet")
+    assert not pq.read_schema(d / "a.parquet").field("candidate").nullable
+    rc, _, err = run_cli("--input", d / "*.parquet", "--group-by", "system", "--output", tmp_path / "r.json",
+                         "--progress", "off")
+    assert rc == 0, err
+    cands = ["the cat is on mat", "red red red blue", "a b c d"]
+    refs = [["the cat is on the mat"], ["red blue green white"], ["a b c", None]]
+    assert load(tmp_path / "r.json")["corpus"]["score"] == sacre_corpus(cands, refs)[0].score
+    # a type that differs is named, and only it (nullability is not listed as a difference)
+    (tmp_path / "r.json").unlink()
+    pq.write_table(pa.table({"candidate": ["x"], "references": [["x"]], "system": [7]}), d / "c.parquet")
+    rc, msg = _bad(tmp_path, "--input", d / "*.parquet", "--group-by", "system")
+    assert rc == 1 and msg == f"{d}/c.parquet: schema differs from {d}/a.parquet (system: int64 vs string)"
+
+
 def test_null_candidate_is_an_error(tmp_path):
     rows = [{"candidate": "a", "references": ["a"], "system": "s", "langpair": "x", "line": 1},
             {"candidate": None, "references": ["a"], "system": "s", "langpair": "x", "line": 2}]
