@@ -143,11 +143,11 @@ def _execute(args, extra, filt) -> Tuple[int, bool]:
     from bleu_core.errors import BatchInputError
     from bleu_core.tokenizers.tokenizer_spm import ModelError
 
-    from .errors import UsageError
+    from .errors import OutputError, UsageError
     from .ownership import UnsafeOutput
     from .textfiles import InputError
 
-    input_errors: tuple = (InputError, BatchInputError, ModelError)
+    input_errors: tuple = (InputError, BatchInputError, ModelError, OutputError)
     if args.command == "run":
         from .inputs import PipelineInputError
 

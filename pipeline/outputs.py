@@ -15,6 +15,7 @@ job; by the job itself with ``--detach``); on any failure the staging paths are 
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from typing import Dict, List, Optional
 
@@ -239,24 +240,38 @@ def finish_sentence_dir(parts: List[str], cfg: OutputConfig, meta: Dict) -> int:
 
 def commit(cfg: OutputConfig) -> List[str]:
     """Rename every staged output onto its target, in order; a target whose staging path is
-    gone was committed by an earlier attempt of this step (a retry after a worker died)."""
+    gone was committed by an earlier attempt of this step (a retry after a worker died).
+
+    Local outputs are committed all or none: an earlier output at a target is moved aside
+    first, and only removed once every rename is done; if one fails (a full disk), the renames
+    made are undone (each output back at its staging path, the earlier ones back in place) and
+    the error is raised. (Outputs in object stores are copied, with no undo.)"""
     from apache_beam.io.filesystems import FileSystems
 
     written = []
-    for staged, target, kind in cfg.pairs():
-        if not FileSystems.exists(staged):
-            if FileSystems.exists(target):  # committed by an earlier attempt
-                written.append(target)
-                continue
-            raise RuntimeError(f"{staged}: staged output disappeared before it was committed to {target}")
-        if kind == "dir" and ownership.read_manifest(staged) is None or \
-                kind == "file" and _unwritten(staged):
-            raise RuntimeError(f"the job ended without writing {target}")  # e.g. a runner dropped the last step
-        if kind == "dir":
-            ownership.commit_dir(staged, target)
-        else:
-            ownership.commit_file(staged, target)
-        written.append(target)
+    moved = []  # local (staged, target, the earlier output moved aside or None), for the undo
+    try:
+        for staged, target, kind in cfg.pairs():
+            if not FileSystems.exists(staged):
+                if FileSystems.exists(target):  # committed by an earlier attempt
+                    written.append(target)
+                    continue
+                raise RuntimeError(f"{staged}: staged output disappeared before it was committed to {target}")
+            if kind == "dir" and ownership.read_manifest(staged) is None or \
+                    kind == "file" and _unwritten(staged):
+                raise RuntimeError(f"the job ended without writing {target}")  # e.g. a runner dropped the last step
+            if ownership.is_url(target):
+                (ownership.commit_dir if kind == "dir" else ownership.commit_file)(staged, target)
+            else:
+                moved.append((staged, target, ownership.move_aside(target)))
+                os.rename(staged, target)
+            written.append(target)
+    except BaseException:
+        ownership.undo_renames(moved)
+        raise
+    for _, _, old in moved:
+        if old:
+            ownership.remove_tree(old)
     if cfg.parts_tmp:
         ownership.remove_tree(cfg.parts_tmp)
     return written

@@ -262,6 +262,31 @@ def commit_dir(staged: str, target: str) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
+def move_aside(target: str) -> Optional[str]:
+    """Rename what is at a local ``target`` to a hidden path beside it (``.NAME.beambleu-old-*``,
+    which :func:`remove_stale_staging` finds should the process die), and return that path; None
+    when nothing is there."""
+    if not os.path.lexists(target):
+        return None
+    old = staging_path(target, OLD_MARK)
+    os.rename(target, old)
+    return old
+
+
+def undo_renames(moved: Sequence) -> None:
+    """Undo a commit's renames, last first: each ``(staged, target, old)`` output goes back to its
+    staging path, and the earlier output moved aside (``old``) back to its target (best effort,
+    never raises: the error being reported is the commit's)."""
+    for staged, target, old in reversed(list(moved)):
+        try:
+            if not os.path.lexists(staged) and os.path.lexists(target):
+                os.rename(target, staged)
+            if old and os.path.lexists(old) and not os.path.lexists(target):
+                os.rename(old, target)
+        except OSError:
+            pass
+
+
 def remove_tree(path: str) -> None:
     """Remove a staging file or directory (best effort, never raises)."""
     try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import os
 import re
 import shutil
@@ -18,7 +19,7 @@ import sys
 import time
 from typing import Dict, List, Optional
 
-from .errors import UsageError
+from .errors import OutputError, UsageError
 from .inputs import ERROR_MARK, InputSpec, PipelineInputError
 from .runners import (DASK_NAMES, beam_option_parser, check_job_endpoint, close_result as _close, import_dask_runner,
                       partition_dask_input, pipeline_options, scale_local_runner,
@@ -160,6 +161,29 @@ def extract_input_error(exc: BaseException) -> Optional[str]:
     return None
 
 
+#: OSError numbers of a full disk or an exhausted quota, and their texts (a runner passes a
+#: worker's exception on as text)
+_FULL = tuple(n for n in (errno.ENOSPC, getattr(errno, "EDQUOT", None)) if n is not None)
+_FULL_TEXT = re.compile("|".join(re.escape(f"[Errno {n}] {os.strerror(n)}") for n in _FULL))
+
+
+def disk_full(exc: BaseException) -> bool:
+    """Whether ``exc``, or an exception it was raised from, is a full disk (ENOSPC, EDQUOT), or
+    its text says so."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, OSError) and exc.errno in _FULL or _FULL_TEXT.search(str(exc)):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def _parent(path: str) -> str:
+    sep = "/" if "://" in path else os.sep
+    return path.rstrip(sep).rpartition(sep)[0] or sep
+
+
 def run(args, beam_argv: List[str]) -> int:
     from .inputs import absolute, check_object_stores, check_store_extras
     from .metric_options import metrics_from_args
@@ -252,8 +276,8 @@ def _run_job(args, beam_argv, spec, metrics, sig, opts, runner_obj, out_cfg, dry
     guard.pipeline = p
     try:
         if not dry_run:
+            guard.staged = True  # (before: making the staging paths can fail half-way, e.g. on a full disk)
             prepare_staging(out_cfg)
-            guard.staged = True
         result = p.run()
         if dry_run:
             print("beambleu: --dry_run: the pipeline was built and validated by the runner, not run",
@@ -281,6 +305,10 @@ def _run_job(args, beam_argv, spec, metrics, sig, opts, runner_obj, out_cfg, dry
         message = extract_input_error(exc)
         if message:
             raise PipelineInputError(message) from None
+        if disk_full(exc):
+            where = ", ".join(dict.fromkeys(_parent(t.path) for t in out_cfg.targets()))
+            raise OutputError(f"no space left on device while writing the outputs in {where}; "
+                              "nothing was written") from None
         raise
     finally:
         if not args.detach:
