@@ -121,6 +121,10 @@ class InputSpec:
             t = schema.field(col).type
             if not group_key_type_ok(t):
                 raise PipelineInputError(f"{path}: group column {col!r} must be {GROUP_KEY_TYPES}, found {t}")
+        if self.id_column:  # a segment's identity (the bootstrap's weights, a per-pair row): text or an integer
+            t = schema.field(self.id_column).type
+            if not group_key_type_ok(t):
+                raise PipelineInputError(f"{path}: id column {self.id_column!r} must be {GROUP_KEY_TYPES}, found {t}")
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """The Beam pipeline: results equal sacrebleu / corpus_bleu on the same rows, on every runner here."""
 
 import json
+import os
 from pathlib import Path
 
 import pyarrow as pa
@@ -312,6 +313,24 @@ def test_shards_that_differ_only_in_nullability_are_one_input(tmp_path):
     pq.write_table(pa.table({"candidate": ["x"], "references": [["x"]], "system": [7]}), d / "c.parquet")
     rc, msg = _bad(tmp_path, "--input", d / "*.parquet", "--group-by", "system")
     assert rc == 1 and msg == f"{d}/c.parquet: schema differs from {d}/a.parquet (system: int64 vs string)"
+
+
+@pytest.mark.parametrize("id_type,values", [(pa.float64(), [1.0, 2.0]), (pa.float32(), [1.5, 2.5]),
+                                             (pa.bool_(), [True, False]), (pa.list_(pa.string()), [["a"], ["b"]])])
+@pytest.mark.parametrize("flags", [[], ["--confidence"], ["--sentence-output", "sent"]])
+def test_id_column_of_another_type_than_string_or_integer_is_refused(tmp_path, monkeypatch, id_type, values, flags):
+    """--id-column names the segment (the weights of the bootstrap, a per-pair row): a float,
+    bool or list column is refused before the job, naming the file, the column and its type."""
+    monkeypatch.chdir(tmp_path)
+    schema = pa.schema([("candidate", pa.string()), ("references", pa.list_(pa.string())), ("seg", id_type)])
+    glob = write_shards([{"candidate": "a b", "references": ["a b"], "seg": values[0]},
+                         {"candidate": "c d", "references": ["c"], "seg": values[1]}], tmp_path / "in", 1, 10,
+                        schema=schema)
+    rc, msg = _bad(tmp_path, "--input", glob, "--id-column", "seg", *flags)
+    f = tmp_path / "in" / "part-000.parquet"
+    assert rc == 1 and msg == (f"{f}: id column 'seg' must be string, large_string, an integer type or "
+                               f"dictionary<string>, found {pq.read_schema(f).field('seg').type}")
+    assert sorted(os.listdir(tmp_path)) == ["in"]
 
 
 def test_null_candidate_is_an_error(tmp_path):
