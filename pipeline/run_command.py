@@ -147,6 +147,21 @@ def input_spec(args) -> InputSpec:
     )
 
 
+#: what the files of a metric's resources() are called in messages
+_RESOURCE_NAMES = {"spm_model": "the SentencePiece model"}
+
+
+def read_files(metrics) -> List[tuple]:
+    """The files the metrics read besides the input (a SentencePiece model, given or found in
+    sacrebleu's folder), as ``(path, label)`` for :func:`beambleu.ownership.check_outputs`: no
+    output may be one of them."""
+    out = []
+    for name, res in metrics.resources().items():
+        tok = f" (-tok {res['tokenizer']})" if res.get("tokenizer") else ""
+        out.append((res["path"], f"{_RESOURCE_NAMES.get(name, 'the ' + name.replace('_', ' '))} {{path}}{tok}"))
+    return out
+
+
 def extract_input_error(exc: BaseException) -> Optional[str]:
     """Our one-line message, wherever a runner buried it."""
     seen = set()
@@ -237,7 +252,7 @@ def _run_job(args, beam_argv, spec, metrics, sig, opts, runner_obj, out_cfg, dry
     t0 = time.monotonic()
     the_plan = plan(args.input, spec)
     if not dry_run:  # a dry run builds the job but never touches its outputs
-        ownership.check_outputs(out_cfg.targets(), the_plan.files, args.overwrite)
+        ownership.check_outputs(out_cfg.targets(), [*the_plan.files, *read_files(metrics)], args.overwrite)
         for t in out_cfg.targets():
             ownership.remove_stale_staging(t.path)
     local = runner_obj is not None and type(runner_obj).__name__ == "FnApiRunner"
