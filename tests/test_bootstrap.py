@@ -450,6 +450,13 @@ def test_pipeline_wide_format_paired_and_confidence(tmp_path):
     (["--paired-bs", "--baseline", "alpha", "--group-by", "system"], "--paired-bs in long format needs --id-column"),
     (["--paired-bs", "--baseline", "alpha", "--id-column", "line"], "needs a --group-by that includes"),
     (["--baseline", "alpha"], "--baseline is for --paired-bs"),
+    (["--paired-ar", "--baseline", "alpha", "--id-column", "line", "--group-by", "system", "--paired-ar-n", "100001"],
+     "above the limit of 100000 (the corpus and every group keep each resample's 10 int64 totals, at most 8 MB "
+     "each); use 100000 or fewer (sacrebleu's default is 10000)"),
+    (["--paired-bs", "--baseline", "alpha", "--id-column", "line", "--group-by", "system", "--paired-bs-n", "100001"],
+     "use 100000 or fewer (sacrebleu's default is 1000)"),
+    (["--confidence", "--seed", str(2**64 + 7)], f"--seed {2**64 + 7}: outside 0 .. 2**64 - 1"),
+    (["--confidence", "--seed", "-7"], "--seed -7: outside 0 .. 2**64 - 1"),
 ])
 def test_pipeline_bootstrap_usage_errors(tmp_path, args, message):
     rc, _, err = run_cli("--input", SAMPLE / "shards" / "*.parquet", "--output", tmp_path / "r.json", *args)
@@ -579,3 +586,15 @@ def test_integer_ids_hash_the_same_from_python_ints_numpy_and_mixed_lists():
     assert (bs.row_keys_from_ids(np.array(ids[:2], dtype=np.int32)) == a[:2]).all()
     mixed = bs.row_keys_from_ids(ids + ["x"])  # the per-value path
     assert (mixed[:-1] == a).all()
+
+
+def test_the_generator_refuses_seeds_it_cannot_tell_apart():
+    """The counter-based generator keys on 64 bits: seed 5 + 2**64 would draw seed 5's weights
+    (and -1 those of 2**64 - 1), so the library refuses such seeds instead."""
+    keys = bs.row_keys_from_position("f", 0, 8)
+    assert (bs.weights(keys, 4, seed=2**64 - 1) != bs.weights(keys, 4, seed=5)).any()
+    for seed in (5 + 2**64, -1, 2**70):
+        with pytest.raises(ValueError, match="outside 0 .. 2\\*\\*64 - 1"):
+            bs.weights(keys, 4, seed=seed)
+        with pytest.raises(ValueError, match="outside 0 .. 2\\*\\*64 - 1"):
+            bs.bootstrap_totals(np.ones((8, 10), dtype=np.int64), keys, 4, seed)
