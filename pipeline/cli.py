@@ -70,6 +70,10 @@ def make_parser(with_run: bool = True) -> argparse.ArgumentParser:
                     "against reference files (or a sacrebleu test set, -t/-l), with sacrebleu's flags and outputs.",
         epilog=EPILOG))
     if with_run:
+        from .stderr_filter import quiet_logging
+
+        with quiet_logging():  # what Beam logs when it is imported is not beambleu's to show
+            import apache_beam  # noqa: F401
         from . import run_command
 
         run_command.build_parser(sub.add_parser(

@@ -519,6 +519,38 @@ def test_run_help_names_only_options_run_has():
     assert "--dask_stall_timeout" in out and "--object_store_timeout" in out
 
 
+#: `beambleu ARGS` in a Python where the apitools package cannot be imported, as where beambleu is
+#: installed without its gcp extra (Beam then logs "apitools not found" when it is imported)
+_WITHOUT_APITOOLS = """
+import sys
+
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "apitools":
+            raise ImportError(f"No module named {name!r}")
+
+sys.meta_path.insert(0, Block())
+from beambleu.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("apitools", [True, False])
+def test_stderr_carries_only_beambleus_lines(tmp_path, apitools):
+    """Nothing Beam logs when it is imported (or later) reaches stderr: `run --help` prints nothing
+    there, and a run on the bundled sample only its `beambleu:` lines."""
+    head = [sys.executable, "-m", "beambleu.cli"] if apitools else [sys.executable, "-c", _WITHOUT_APITOOLS]
+    proc = subprocess.run([*head, "run", "--help"], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 0 and "--sentence-output" in proc.stdout
+    assert proc.stderr == ""
+    proc = subprocess.run([*head, "run", "--input", SHARDS, "--group-by", "system", "--output", tmp_path / "r.json"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert lines and all(ln.startswith("beambleu: ") for ln in lines), proc.stderr
+    assert "WARNING" not in proc.stderr and "done in" in lines[-1]
+
+
 @pytest.mark.parametrize("option", ["--dask_stall_timeout", "--object_store_timeout"])
 @pytest.mark.parametrize("value", ["0", "-3", "nan", "inf", "soon"])
 def test_timeouts_take_a_positive_number_of_seconds(tmp_path, option, value):
