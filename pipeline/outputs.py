@@ -24,7 +24,7 @@ import pyarrow as pa
 
 from . import ownership
 from .document import JSON_COLUMN, score_parts
-from .inputs import InputSpec
+from .inputs import InputSpec, PipelineInputError
 
 
 @dataclass(frozen=True)
@@ -332,16 +332,20 @@ class Finalize:
     def __call__(self, elements):
         cfg = self.cfg
         try:
-            corpus, parts, sentence = None, {}, []
+            corpus, parts, sentence, systems = None, {}, [], None
             for e in elements:
                 if e[0] == "corpus":
                     corpus = e[1]
                 elif e[0] == "part":
                     parts.setdefault(e[1], []).append((e[2], e[3]))
+                elif e[0] == "systems":
+                    systems = (systems or set()) | set(e[2])
                 else:
                     sentence.append(e[1])
             if corpus is None:
                 raise ValueError("no pairs were scored")
+            if systems is not None:
+                check_baseline(self.sig, systems)
             signatures = [part["signature"] for part in score_parts(corpus)]
             counts = {g: sum(n for _, n in ps) for g, ps in parts.items()}
             sets = grouping_sets(counts, self.spec, cfg)
@@ -406,6 +410,17 @@ class _JsonWriter:
     def close(self) -> None:
         self.fh.write(b"\n ]\n}\n" if not self.first else b"]\n}\n")
         self.fh.close()
+
+
+def check_baseline(sig, systems) -> None:
+    """The paired tests' baseline is one of the systems the pass found (long format: they are
+    known only then), else a :class:`PipelineInputError` naming it and them."""
+    if sig.baseline in systems:
+        return
+    shown = sorted(systems, key=lambda v: (v is None, v))
+    more = f", ... ({len(shown)} in all)" if len(shown) > 20 else ""
+    raise PipelineInputError(f"--baseline {sig.baseline!r}: no such system in --system-column {sig.system_column!r} "
+                             f"(the systems: {', '.join(map(repr, shown[:20]))}{more})")
 
 
 def _reset_staged(cfg: OutputConfig) -> None:

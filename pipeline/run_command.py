@@ -128,6 +128,25 @@ def significance_config(args, width: int):
                         system_column=args.system_column, method=BOOTSTRAP, seed_label=args.seed_label)
 
 
+def typed_baseline(sig, schema):
+    """``sig`` with its ``--baseline`` as a value of the system column: an int when the column
+    holds integers (the text ``1`` is never equal to the integer 1), or bad usage when it is not
+    an integer."""
+    import dataclasses
+
+    import pyarrow as pa
+
+    t = schema.field(sig.system_column).type
+    if pa.types.is_dictionary(t) or not pa.types.is_integer(t):
+        return sig
+    try:
+        value = int(sig.baseline)
+    except ValueError:
+        raise UsageError(f"--baseline {sig.baseline!r}: --system-column {sig.system_column!r} holds integers ({t}): "
+                         "name one of them") from None
+    return dataclasses.replace(sig, baseline=value)
+
+
 def input_spec(args) -> InputSpec:
     wide = bool(args.candidate_columns)
     group_by = [tuple(g) for g in (args.group_by or [])]
@@ -251,6 +270,8 @@ def _run_job(args, beam_argv, spec, metrics, sig, opts, runner_obj, out_cfg, dry
 
     t0 = time.monotonic()
     the_plan = plan(args.input, spec)
+    if sig.paired and not spec.wide:
+        sig = typed_baseline(sig, the_plan.schema)
     if not dry_run:  # a dry run builds the job but never touches its outputs
         ownership.check_outputs(out_cfg.targets(), [*the_plan.files, *read_files(metrics)], args.overwrite)
         for t in out_cfg.targets():

@@ -54,8 +54,8 @@ def add_significance_arguments(p, run: bool = False) -> None:
                         "sacrebleu; SACREBLEU_SEED=none draws one)")
     if run:
         g.add_argument("--baseline", default=None, metavar="SYSTEM",
-                       help="--paired-bs/--paired-ar: the baseline system (a value of --system-column, or one of "
-                            "--candidate-columns)")
+                       help="--paired-bs/--paired-ar: the baseline system (a value of --system-column, an integer "
+                            "for an integer column, or one of --candidate-columns)")
         g.add_argument("--system-column", default="system", metavar="COL",
                        help="paired tests in long format: the column naming the system (default: %(default)s)")
 
