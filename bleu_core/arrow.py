@@ -84,6 +84,32 @@ def string_buffers(arr: pa.Array, what: str):
     return data, np.ascontiguousarray(offsets), valid
 
 
+def as_list_array(refs: pa.Array) -> pa.Array:
+    """A list_view or large_list_view array as the list (large_list) array of the same lists;
+    other arrays unchanged. Views may point anywhere in their child array, in any order, so the
+    child is taken in row order (Arrow's own cast from list_view is not used: pyarrow 25 makes
+    an invalid array, one offset short)."""
+    large = pa.types.is_large_list_view(refs.type)
+    if not (large or pa.types.is_list_view(refs.type)):
+        return refs
+    n = len(refs)
+    starts = np.asarray(refs.offsets, dtype=np.int64)  # (of this slice's rows)
+    sizes = np.asarray(refs.sizes, dtype=np.int64)
+    mask = None
+    if refs.null_count:
+        valid = np.asarray(refs.is_valid())
+        sizes = np.where(valid, sizes, 0)  # a null row's view means nothing
+        mask = pa.array(~valid)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    take = np.repeat(starts - offsets[:-1], sizes) + np.arange(offsets[-1], dtype=np.int64)
+    if len(take) and (take.min() < 0 or take.max() >= len(refs.values)):
+        raise ValueError("references: malformed Arrow list_view array (a view outside its child array)")
+    values = refs.values.take(pa.array(take))
+    cls, width = (pa.LargeListArray, pa.int64()) if large else (pa.ListArray, pa.int32())
+    return cls.from_arrays(pa.array(offsets, width), values, mask=mask)
+
+
 def _list_parts(refs: pa.Array) -> Tuple[pa.Array, np.ndarray]:
     """(flat child string array, int64 list offsets into it) of a list<string> array."""
     if not (pa.types.is_list(refs.type) or pa.types.is_large_list(refs.type)):
@@ -105,14 +131,15 @@ def _list_parts(refs: pa.Array) -> Tuple[pa.Array, np.ndarray]:
 
 
 def to_arrow(candidates: ArrayLike, references) -> Tuple[pa.Array, pa.Array]:
-    """Normalise Python sequences or Arrow arrays to (string array, list<string> array)."""
+    """Normalise Python sequences or Arrow arrays to (string array, list<string> array); a
+    list_view references array becomes a list array (:func:`as_list_array`)."""
     cand = _combine(candidates) if isinstance(candidates, (pa.Array, pa.ChunkedArray)) else None
     if cand is None:
         if isinstance(candidates, str):
             raise TypeError("candidates must be a sequence of strings, not a single string")
         cand = pa.array(list(candidates), type=pa.large_string())
     if isinstance(references, (pa.Array, pa.ChunkedArray)):
-        refs = _combine(references)
+        refs = as_list_array(_combine(references))
     else:
         refs = list(references)
         for i, r in enumerate(refs):
@@ -162,7 +189,7 @@ def _check_utf8(cand: pa.Array, child: pa.Array, list_offsets: np.ndarray) -> No
 
 def nrefs_per_row(references) -> np.ndarray:
     """Number of present (non-null) references of each row."""
-    refs = _combine(references) if isinstance(references, (pa.Array, pa.ChunkedArray)) else None
+    refs = as_list_array(_combine(references)) if isinstance(references, (pa.Array, pa.ChunkedArray)) else None
     if refs is None:
         return np.array([sum(r is not None for r in row) for row in references], dtype=np.int64)
     import pyarrow.compute as pc

@@ -125,20 +125,42 @@ def weights(row_keys: np.ndarray, n_boot: int, seed: int = DEFAULT_SEED, thresho
     return out
 
 
-def seed_from_env():
+#: the largest seed: the generator keys on 64 bits (see :func:`seed_key`)
+MAX_SEED = (1 << 64) - 1
+
+
+def check_seed(seed: int) -> int:
+    """``seed`` if the generator tells it apart from every other seed (0 .. 2**64 - 1), else
+    ValueError: seeds 2**64 apart would draw the same numbers under different signatures."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"the seed must be an int, got {type(seed).__name__}")
+    if not 0 <= seed <= MAX_SEED:
+        raise ValueError("outside 0 .. 2**64 - 1, the seeds the generator tells apart "
+                         "(seeds 2**64 apart would draw the same numbers)")
+    return int(seed)
+
+
+def seed_from_env(paired: bool = False):
     """(the signature's ``seed:`` value, the generator's seed) from ``SACREBLEU_SEED``, as sacrebleu
-    reads it: 12345 when unset, ``none`` (any case) for a fresh random seed, shown as ``none``.
-    ValueError for anything else that is not an integer."""
+    2.6.0 reads it (significance.py): 12345 when unset, ``none`` (any case) for a fresh random
+    seed, shown as ``none``; else ``int()`` of the text, shown as the text given, lowercased
+    (``0042`` stays ``0042``), or, in a paired test's signature (``paired``), as the integer (``42``).
+    ValueError for text that is not an integer, and for a seed :func:`check_seed` refuses."""
     import os
     import secrets
 
-    text = os.environ.get("SACREBLEU_SEED", str(DEFAULT_SEED)).strip()
+    text = os.environ.get("SACREBLEU_SEED", str(DEFAULT_SEED))
     if text.lower() == "none":
         return "none", secrets.randbits(63)
     try:
-        return str(int(text)), int(text)
+        seed = int(text)
     except ValueError:
         raise ValueError(f"SACREBLEU_SEED={text!r} is not an integer or 'none'") from None
+    try:
+        check_seed(seed)
+    except ValueError as exc:
+        raise ValueError(f"SACREBLEU_SEED={text!r}: {exc}") from None
+    return (str(seed) if paired else text.lower()), seed
 
 
 def max_replicates(width: int = 10) -> int:
@@ -146,11 +168,12 @@ def max_replicates(width: int = 10) -> int:
     return MAX_REPLICATE_BYTES // (8 * width)
 
 
-def check_replicates(n_boot: int, width: int = 10) -> int:
+def check_replicates(n_boot: int, width: int = 10, default: int = DEFAULT_N) -> int:
     """``n_boot`` if it is a replicate count to accept, else ValueError saying what to change (or
     TypeError). Checked before any work: every corpus and group accumulator holds all B replicate
     totals (``width`` int64 each; width = 2 + 2N for BLEU), so B is capped by
-    :data:`MAX_REPLICATE_BYTES` per accumulator."""
+    :data:`MAX_REPLICATE_BYTES` per accumulator. ``default``: sacrebleu's default count for what is
+    drawn (1000 bootstrap resamples; 10000 approximate randomization trials), named in the message."""
     if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)):
         raise TypeError(f"the number of resamples must be an int, got {type(n_boot).__name__}")
     cap = max_replicates(width)
@@ -160,7 +183,7 @@ def check_replicates(n_boot: int, width: int = 10) -> int:
         raise ValueError(
             f"{n_boot} resamples is above the limit of {cap} (the corpus and every group keep each resample's "
             f"{width} int64 totals, at most {MAX_REPLICATE_BYTES // 10**6} MB each); use {cap} or fewer "
-            f"(sacrebleu's default is {DEFAULT_N})"
+            f"(sacrebleu's default is {default})"
         )
     return int(n_boot)
 
@@ -219,7 +242,9 @@ def replicate_scores(bleu, boot: np.ndarray) -> List[float]:
 
 
 def seed_key(seed: int) -> int:
-    return _mix_int(seed * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019)
+    """The generator's 64-bit key of a seed (one key per seed: :func:`check_seed` refuses the
+    others)."""
+    return _mix_int(check_seed(seed) * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019)
 
 
 #: the randomization test's swap bits come from the same generator with another key, so that

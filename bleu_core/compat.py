@@ -184,9 +184,9 @@ class _Option:
         obj._metric = replace(obj._metric, **{self.name: value})
 
 
-def _seed_from_env() -> Tuple[str, int]:
+def _seed_from_env(paired: bool = False) -> Tuple[str, int]:
     """(the signature's seed, the generator's seed) from SACREBLEU_SEED (bootstrap.seed_from_env)."""
-    return bootstrap.seed_from_env()
+    return bootstrap.seed_from_env(paired)
 
 
 def _line_keys(n: int) -> np.ndarray:
@@ -569,7 +569,7 @@ class PairedTest:
                 raise TypeError(f"metrics[{name!r}] must be a bleu_core.compat BLEU or CHRF, "
                                 f"got {type(metric).__name__}")
         self.test_type = test_type
-        label, self._draw_seed = _seed_from_env()
+        label, self._draw_seed = _seed_from_env(paired=True)
         self._seed = None if label == "none" else self._draw_seed
         self.n_jobs = n_jobs
         self.references = references
@@ -590,7 +590,7 @@ class PairedTest:
             self._confidence = scoring.Resampling(scoring.BOOTSTRAP, self.n_ar_confidence, self._draw_seed)
         for metric in metrics.values():
             width = metric._metric.width
-            bootstrap.check_replicates(self.n_samples, width)
+            bootstrap.check_replicates(self.n_samples, width, self._DEFAULT_SAMPLES[test_type])
             if self._confidence is not None:
                 bootstrap.check_replicates(self._confidence.n, width)
             metric._check_corpus_score_args(bl_hyps, references)

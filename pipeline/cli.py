@@ -70,6 +70,10 @@ def make_parser(with_run: bool = True) -> argparse.ArgumentParser:
                     "against reference files (or a sacrebleu test set, -t/-l), with sacrebleu's flags and outputs.",
         epilog=EPILOG))
     if with_run:
+        from .stderr_filter import quiet_logging
+
+        with quiet_logging():  # what Beam logs when it is imported is not beambleu's to show
+            import apache_beam  # noqa: F401
         from . import run_command
 
         run_command.build_parser(sub.add_parser(
@@ -143,11 +147,11 @@ def _execute(args, extra, filt) -> Tuple[int, bool]:
     from bleu_core.errors import BatchInputError
     from bleu_core.tokenizers.tokenizer_spm import ModelError
 
-    from .errors import UsageError
+    from .errors import OutputError, UsageError
     from .ownership import UnsafeOutput
     from .textfiles import InputError
 
-    input_errors: tuple = (InputError, BatchInputError, ModelError)
+    input_errors: tuple = (InputError, BatchInputError, ModelError, OutputError)
     if args.command == "run":
         from .inputs import PipelineInputError
 

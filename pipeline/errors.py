@@ -1,6 +1,7 @@
 """Exceptions the command line turns into one printed line.
 
 * :class:`UsageError`: the command line asks for something beambleu will not do (exit 2);
+* :class:`OutputError`: the outputs could not be written, e.g. on a full disk (exit 1);
 * bad input is a :class:`bleu_core.errors.InputError`: ``textfiles.InputError`` /
   ``inputs.PipelineInputError`` / ``bleu_core.errors.BatchInputError`` (exit 1).
 """
@@ -12,6 +13,10 @@ import threading
 
 class UsageError(ValueError):
     """Bad usage, found after argparse: one line on stderr, exit code 2."""
+
+
+class OutputError(RuntimeError):
+    """The outputs could not be written (a full disk); nothing was: one line on stderr, exit 1."""
 
 
 class Terminated(KeyboardInterrupt):

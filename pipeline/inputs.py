@@ -64,7 +64,8 @@ def _is_string(t: pa.DataType) -> bool:
 
 
 def _is_string_list(t: pa.DataType) -> bool:
-    return (pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_list_view(t)) and _is_string(t.value_type)
+    lists = (pa.types.is_list, pa.types.is_large_list, pa.types.is_list_view, pa.types.is_large_list_view)
+    return any(is_list(t) for is_list in lists) and _is_string(t.value_type)  # views are read as lists
 
 
 @dataclass(frozen=True)
@@ -120,6 +121,10 @@ class InputSpec:
             t = schema.field(col).type
             if not group_key_type_ok(t):
                 raise PipelineInputError(f"{path}: group column {col!r} must be {GROUP_KEY_TYPES}, found {t}")
+        if self.id_column:  # a segment's identity (the bootstrap's weights, a per-pair row): text or an integer
+            t = schema.field(self.id_column).type
+            if not group_key_type_ok(t):
+                raise PipelineInputError(f"{path}: id column {self.id_column!r} must be {GROUP_KEY_TYPES}, found {t}")
 
 
 @dataclass(frozen=True)
@@ -310,8 +315,20 @@ def read_footer(path: str) -> pq.FileMetaData:
         raise PipelineInputError(f"{path}: not a readable Parquet file ({exc})") from None
 
 
+def _loose(t: pa.DataType) -> pa.DataType:
+    """``t`` with what does not matter here left out: the nullability and name of a list's item
+    field (nulls are handled row by row, whatever a schema promises)."""
+    for is_list, make in ((pa.types.is_list, pa.list_), (pa.types.is_large_list, pa.large_list),
+                          (pa.types.is_list_view, pa.list_view), (pa.types.is_large_list_view, pa.large_list_view)):
+        if is_list(t):
+            return make(_loose(t.value_type))
+    return t
+
+
 def _comparable(schema: pa.Schema, columns: Sequence[str]) -> pa.Schema:
-    return pa.schema([schema.field(c).remove_metadata() for c in columns if c in schema.names])
+    """The needed columns (in the spec's order) with their types: what must be the same in every
+    shard. Nullability and field metadata are not compared."""
+    return pa.schema([pa.field(c, _loose(schema.field(c).type)) for c in columns if c in schema.names])
 
 
 def plan(globs: Sequence[str], spec: InputSpec, max_workers: int = 16) -> Plan:
@@ -331,9 +348,9 @@ def plan(globs: Sequence[str], spec: InputSpec, max_workers: int = 16) -> Plan:
         if reference is None:
             reference = (path, cmp)
         elif not cmp.equals(reference[1]):
+            # (the same columns, in the spec's order, in both: only types can differ)
             diff = [f"{a.name}: {a.type} vs {b.type}" for a, b in zip(cmp, reference[1]) if a.type != b.type]
-            raise PipelineInputError(
-                f"{path}: schema differs from {reference[0]} ({'; '.join(diff) or 'column order'})")
+            raise PipelineInputError(f"{path}: schema differs from {reference[0]} ({'; '.join(diff)})")
         first = 0
         for rg in range(meta.num_row_groups):
             rgm = meta.row_group(rg)

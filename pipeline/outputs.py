@@ -15,6 +15,7 @@ job; by the job itself with ``--detach``); on any failure the staging paths are 
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from typing import Dict, List, Optional
 
@@ -23,7 +24,7 @@ import pyarrow as pa
 
 from . import ownership
 from .document import JSON_COLUMN, score_parts
-from .inputs import InputSpec
+from .inputs import InputSpec, PipelineInputError
 
 
 @dataclass(frozen=True)
@@ -239,24 +240,38 @@ def finish_sentence_dir(parts: List[str], cfg: OutputConfig, meta: Dict) -> int:
 
 def commit(cfg: OutputConfig) -> List[str]:
     """Rename every staged output onto its target, in order; a target whose staging path is
-    gone was committed by an earlier attempt of this step (a retry after a worker died)."""
+    gone was committed by an earlier attempt of this step (a retry after a worker died).
+
+    Local outputs are committed all or none: an earlier output at a target is moved aside
+    first, and only removed once every rename is done; if one fails (a full disk), the renames
+    made are undone (each output back at its staging path, the earlier ones back in place) and
+    the error is raised. (Outputs in object stores are copied, with no undo.)"""
     from apache_beam.io.filesystems import FileSystems
 
     written = []
-    for staged, target, kind in cfg.pairs():
-        if not FileSystems.exists(staged):
-            if FileSystems.exists(target):  # committed by an earlier attempt
-                written.append(target)
-                continue
-            raise RuntimeError(f"{staged}: staged output disappeared before it was committed to {target}")
-        if kind == "dir" and ownership.read_manifest(staged) is None or \
-                kind == "file" and _unwritten(staged):
-            raise RuntimeError(f"the job ended without writing {target}")  # e.g. a runner dropped the last step
-        if kind == "dir":
-            ownership.commit_dir(staged, target)
-        else:
-            ownership.commit_file(staged, target)
-        written.append(target)
+    moved = []  # local (staged, target, the earlier output moved aside or None), for the undo
+    try:
+        for staged, target, kind in cfg.pairs():
+            if not FileSystems.exists(staged):
+                if FileSystems.exists(target):  # committed by an earlier attempt
+                    written.append(target)
+                    continue
+                raise RuntimeError(f"{staged}: staged output disappeared before it was committed to {target}")
+            if kind == "dir" and ownership.read_manifest(staged) is None or \
+                    kind == "file" and _unwritten(staged):
+                raise RuntimeError(f"the job ended without writing {target}")  # e.g. a runner dropped the last step
+            if ownership.is_url(target):
+                (ownership.commit_dir if kind == "dir" else ownership.commit_file)(staged, target)
+            else:
+                moved.append((staged, target, ownership.move_aside(target)))
+                os.rename(staged, target)
+            written.append(target)
+    except BaseException:
+        ownership.undo_renames(moved)
+        raise
+    for _, _, old in moved:
+        if old:
+            ownership.remove_tree(old)
     if cfg.parts_tmp:
         ownership.remove_tree(cfg.parts_tmp)
     return written
@@ -317,16 +332,20 @@ class Finalize:
     def __call__(self, elements):
         cfg = self.cfg
         try:
-            corpus, parts, sentence = None, {}, []
+            corpus, parts, sentence, systems = None, {}, [], None
             for e in elements:
                 if e[0] == "corpus":
                     corpus = e[1]
                 elif e[0] == "part":
                     parts.setdefault(e[1], []).append((e[2], e[3]))
+                elif e[0] == "systems":
+                    systems = (systems or set()) | set(e[2])
                 else:
                     sentence.append(e[1])
             if corpus is None:
                 raise ValueError("no pairs were scored")
+            if systems is not None:
+                check_baseline(self.sig, systems)
             signatures = [part["signature"] for part in score_parts(corpus)]
             counts = {g: sum(n for _, n in ps) for g, ps in parts.items()}
             sets = grouping_sets(counts, self.spec, cfg)
@@ -391,6 +410,17 @@ class _JsonWriter:
     def close(self) -> None:
         self.fh.write(b"\n ]\n}\n" if not self.first else b"]\n}\n")
         self.fh.close()
+
+
+def check_baseline(sig, systems) -> None:
+    """The paired tests' baseline is one of the systems the pass found (long format: they are
+    known only then), else a :class:`PipelineInputError` naming it and them."""
+    if sig.baseline in systems:
+        return
+    shown = sorted(systems, key=lambda v: (v is None, v))
+    more = f", ... ({len(shown)} in all)" if len(shown) > 20 else ""
+    raise PipelineInputError(f"--baseline {sig.baseline!r}: no such system in --system-column {sig.system_column!r} "
+                             f"(the systems: {', '.join(map(repr, shown[:20]))}{more})")
 
 
 def _reset_staged(cfg: OutputConfig) -> None:

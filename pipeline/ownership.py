@@ -7,7 +7,8 @@ Rules (checked before any work starts, each failure one line, exit 2):
 * a directory output (``--sentence-output``, ``convert -o DIR``) is absent, empty, or a directory
   beambleu wrote: it carries :data:`MANIFEST`, and holds nothing the manifest does not list; only
   then does ``--overwrite`` replace it;
-* no output is, contains or lies inside an input, the current directory or another output.
+* no output is, contains or lies inside an input (every file the command reads: the data, a
+  SentencePiece model, a test set's files), the current directory or another output.
 
 Writing: every output is first written to a hidden staging path beside its target
 (``.NAME.beambleu-tmp-XXXX``) and committed by renames once all are complete; a directory
@@ -146,10 +147,19 @@ def _check_ours(t: Target, names: Sequence[str], overwrite: bool) -> None:
         raise UnsafeOutput(f"{t.path}: {t.flag} exists (use --overwrite to replace it)")
 
 
-def check_outputs(targets: Sequence[Target], inputs: Iterable[str], overwrite: bool) -> None:
-    """Refuse, before anything runs, every output beambleu must not write (see the module doc)."""
+def check_outputs(targets: Sequence[Target], inputs: Iterable, overwrite: bool) -> None:
+    """Refuse, before anything runs, every output beambleu must not write (see the module doc).
+    ``inputs`` are every file the command reads: paths, or ``(path, label)`` pairs whose label
+    names the file in the message (``"the SentencePiece model {path} (-tok flores200)"``, where
+    ``{path}`` is its real path); a plain path is ``the input {path}``."""
     cwd = os.path.realpath(os.getcwd())
-    real_inputs = [_real(p) for p in inputs if p and p != "-"]
+    real_inputs, labels = [], {}
+    for item in inputs:
+        path, label = item if isinstance(item, tuple) else (item, "the input {path}")
+        if path and path != "-":
+            real = _real(path)
+            real_inputs.append(real)
+            labels.setdefault(real, label.format(path=real))
     seen: List[Target] = []
     for t in targets:
         real = _real(t.path)
@@ -160,7 +170,7 @@ def check_outputs(targets: Sequence[Target], inputs: Iterable[str], overwrite: b
         for inp in real_inputs:
             if _inside(inp, real) or _inside(real, inp):
                 what = "is" if inp == real else ("contains" if _inside(inp, real) else "lies inside")
-                raise UnsafeOutput(f"{t.path}: {t.flag} {what} the input {inp}")
+                raise UnsafeOutput(f"{t.path}: {t.flag} {what} {labels[inp]}")
         for other in seen:
             other_real = _real(other.path)
             if _inside(real, other_real) or _inside(other_real, real):
@@ -260,6 +270,31 @@ def commit_dir(staged: str, target: str) -> None:
     os.rename(staged, target)
     if old:
         shutil.rmtree(old, ignore_errors=True)
+
+
+def move_aside(target: str) -> Optional[str]:
+    """Rename what is at a local ``target`` to a hidden path beside it (``.NAME.beambleu-old-*``,
+    which :func:`remove_stale_staging` finds should the process die), and return that path; None
+    when nothing is there."""
+    if not os.path.lexists(target):
+        return None
+    old = staging_path(target, OLD_MARK)
+    os.rename(target, old)
+    return old
+
+
+def undo_renames(moved: Sequence) -> None:
+    """Undo a commit's renames, last first: each ``(staged, target, old)`` output goes back to its
+    staging path, and the earlier output moved aside (``old``) back to its target (best effort,
+    never raises: the error being reported is the commit's)."""
+    for staged, target, old in reversed(list(moved)):
+        try:
+            if not os.path.lexists(staged) and os.path.lexists(target):
+                os.rename(target, staged)
+            if old and os.path.lexists(old) and not os.path.lexists(target):
+                os.rename(old, target)
+        except OSError:
+            pass
 
 
 def remove_tree(path: str) -> None:

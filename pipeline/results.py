@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import partial
-from typing import Dict, List, NamedTuple, Optional, Sequence
+from typing import Dict, List, NamedTuple, Optional, Sequence, Union
 
 import numpy as np
 import pyarrow as pa
@@ -57,7 +57,7 @@ class Significance:
     n_boot: int = 0
     seed: int = 12345
     paired: bool = False
-    baseline: Optional[str] = None
+    baseline: Optional[Union[str, int]] = None  # a value of the system column (an int for an integer column)
     system_column: str = "system"
     method: str = BOOTSTRAP
     seed_label: Optional[str] = None  # the signature's seed: value (SACREBLEU_SEED=none: "none")
@@ -136,6 +136,12 @@ def _group_field(name, d):
     return d.get(name)
 
 
+def _baseline_text(d):
+    """The group table's ``baseline`` (a string column, the baseline of an integer system column too)."""
+    value = d.get("baseline")
+    return None if value is None else str(value)
+
+
 class Totals(NamedTuple):
     """A group-table column taken from the groups' accumulators: their column ``index``."""
 
@@ -177,7 +183,7 @@ class TableLayout:
                 if sig.intervals:
                     cols += [(prefix + c, pa.float64(), partial(_field, i, c)) for c in TABLE_CONFIDENCE]
                 if sig.paired:
-                    cols.append((prefix + "baseline", pa.string(), partial(_group_field, "baseline")))
+                    cols.append((prefix + "baseline", pa.string(), _baseline_text))
                     cols += [(prefix + c, t, partial(_field, i, c)) for c, t in TABLE_PAIRED[1:]]
             offset += metric.width
         names = [c[0] for c in cols]

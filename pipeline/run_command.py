@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import os
 import re
 import shutil
@@ -18,7 +19,7 @@ import sys
 import time
 from typing import Dict, List, Optional
 
-from .errors import UsageError
+from .errors import OutputError, UsageError
 from .inputs import ERROR_MARK, InputSpec, PipelineInputError
 from .runners import (DASK_NAMES, beam_option_parser, check_job_endpoint, close_result as _close, import_dask_runner,
                       partition_dask_input, pipeline_options, scale_local_runner,
@@ -127,6 +128,25 @@ def significance_config(args, width: int):
                         system_column=args.system_column, method=BOOTSTRAP, seed_label=args.seed_label)
 
 
+def typed_baseline(sig, schema):
+    """``sig`` with its ``--baseline`` as a value of the system column: an int when the column
+    holds integers (the text ``1`` is never equal to the integer 1), or bad usage when it is not
+    an integer."""
+    import dataclasses
+
+    import pyarrow as pa
+
+    t = schema.field(sig.system_column).type
+    if pa.types.is_dictionary(t) or not pa.types.is_integer(t):
+        return sig
+    try:
+        value = int(sig.baseline)
+    except ValueError:
+        raise UsageError(f"--baseline {sig.baseline!r}: --system-column {sig.system_column!r} holds integers ({t}): "
+                         "name one of them") from None
+    return dataclasses.replace(sig, baseline=value)
+
+
 def input_spec(args) -> InputSpec:
     wide = bool(args.candidate_columns)
     group_by = [tuple(g) for g in (args.group_by or [])]
@@ -146,6 +166,21 @@ def input_spec(args) -> InputSpec:
     )
 
 
+#: what the files of a metric's resources() are called in messages
+_RESOURCE_NAMES = {"spm_model": "the SentencePiece model"}
+
+
+def read_files(metrics) -> List[tuple]:
+    """The files the metrics read besides the input (a SentencePiece model, given or found in
+    sacrebleu's folder), as ``(path, label)`` for :func:`beambleu.ownership.check_outputs`: no
+    output may be one of them."""
+    out = []
+    for name, res in metrics.resources().items():
+        tok = f" (-tok {res['tokenizer']})" if res.get("tokenizer") else ""
+        out.append((res["path"], f"{_RESOURCE_NAMES.get(name, 'the ' + name.replace('_', ' '))} {{path}}{tok}"))
+    return out
+
+
 def extract_input_error(exc: BaseException) -> Optional[str]:
     """Our one-line message, wherever a runner buried it."""
     seen = set()
@@ -158,6 +193,29 @@ def extract_input_error(exc: BaseException) -> Optional[str]:
             return PipelineInputError(m.group(1)).message
         exc = exc.__cause__ or exc.__context__
     return None
+
+
+#: OSError numbers of a full disk or an exhausted quota, and their texts (a runner passes a
+#: worker's exception on as text)
+_FULL = tuple(n for n in (errno.ENOSPC, getattr(errno, "EDQUOT", None)) if n is not None)
+_FULL_TEXT = re.compile("|".join(re.escape(f"[Errno {n}] {os.strerror(n)}") for n in _FULL))
+
+
+def disk_full(exc: BaseException) -> bool:
+    """Whether ``exc``, or an exception it was raised from, is a full disk (ENOSPC, EDQUOT), or
+    its text says so."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, OSError) and exc.errno in _FULL or _FULL_TEXT.search(str(exc)):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def _parent(path: str) -> str:
+    sep = "/" if "://" in path else os.sep
+    return path.rstrip(sep).rpartition(sep)[0] or sep
 
 
 def run(args, beam_argv: List[str]) -> int:
@@ -212,8 +270,10 @@ def _run_job(args, beam_argv, spec, metrics, sig, opts, runner_obj, out_cfg, dry
 
     t0 = time.monotonic()
     the_plan = plan(args.input, spec)
+    if sig.paired and not spec.wide:
+        sig = typed_baseline(sig, the_plan.schema)
     if not dry_run:  # a dry run builds the job but never touches its outputs
-        ownership.check_outputs(out_cfg.targets(), the_plan.files, args.overwrite)
+        ownership.check_outputs(out_cfg.targets(), [*the_plan.files, *read_files(metrics)], args.overwrite)
         for t in out_cfg.targets():
             ownership.remove_stale_staging(t.path)
     local = runner_obj is not None and type(runner_obj).__name__ == "FnApiRunner"
@@ -252,8 +312,8 @@ def _run_job(args, beam_argv, spec, metrics, sig, opts, runner_obj, out_cfg, dry
     guard.pipeline = p
     try:
         if not dry_run:
+            guard.staged = True  # (before: making the staging paths can fail half-way, e.g. on a full disk)
             prepare_staging(out_cfg)
-            guard.staged = True
         result = p.run()
         if dry_run:
             print("beambleu: --dry_run: the pipeline was built and validated by the runner, not run",
@@ -281,6 +341,10 @@ def _run_job(args, beam_argv, spec, metrics, sig, opts, runner_obj, out_cfg, dry
         message = extract_input_error(exc)
         if message:
             raise PipelineInputError(message) from None
+        if disk_full(exc):
+            where = ", ".join(dict.fromkeys(_parent(t.path) for t in out_cfg.targets()))
+            raise OutputError(f"no space left on device while writing the outputs in {where}; "
+                              "nothing was written") from None
         raise
     finally:
         if not args.detach:

@@ -50,25 +50,32 @@ def add_significance_arguments(p, run: bool = False) -> None:
         g.add_argument("--paired-jobs", "-j", type=int_at_least(0), default=1, metavar="N",
                        help="accepted for sacrebleu's command line; beambleu scores every system in one pass")
     g.add_argument("--seed", type=int, default=None,
-                   help="seed of the resampling (default: $SACREBLEU_SEED, else 12345, as in sacrebleu; "
-                        "SACREBLEU_SEED=none draws one)")
+                   help="seed of the resampling, 0 .. 2**64-1 (default: $SACREBLEU_SEED, else 12345, as in "
+                        "sacrebleu; SACREBLEU_SEED=none draws one)")
     if run:
         g.add_argument("--baseline", default=None, metavar="SYSTEM",
-                       help="--paired-bs/--paired-ar: the baseline system (a value of --system-column, or one of "
-                            "--candidate-columns)")
+                       help="--paired-bs/--paired-ar: the baseline system (a value of --system-column, an integer "
+                            "for an integer column, or one of --candidate-columns)")
         g.add_argument("--system-column", default="system", metavar="COL",
                        help="paired tests in long format: the column naming the system (default: %(default)s)")
 
 
 def resolve_seed(args) -> None:
     """Set ``args.seed`` (an int) and ``args.seed_label`` (the signature's ``seed:`` value):
-    ``--seed``, else ``$SACREBLEU_SEED`` (sacrebleu's variable; ``none`` draws a seed, shown as
-    ``none`` as sacrebleu shows it), else 12345."""
+    ``--seed``, else ``$SACREBLEU_SEED`` (sacrebleu's variable, shown as sacrebleu shows it: as
+    given for intervals, ``SACREBLEU_SEED=0042`` is ``seed:0042``, as the integer for the paired
+    tests, ``seed:42``; ``none`` draws a seed, shown as ``none``), else 12345. A seed outside
+    0 .. 2**64 - 1 (which the generator would not tell apart) is bad usage."""
     if args.seed is not None:
+        try:
+            bs.check_seed(args.seed)
+        except ValueError as exc:
+            raise UsageError(f"--seed {args.seed}: {exc}") from None
         args.seed_label = str(args.seed)
         return
     try:
-        args.seed_label, args.seed = bs.seed_from_env()
+        paired = bool(getattr(args, "paired_bs", False) or getattr(args, "paired_ar", False))
+        args.seed_label, args.seed = bs.seed_from_env(paired=paired)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
 
@@ -83,7 +90,7 @@ def n_boot(args, width: int) -> int:
         flag, n = "--confidence-n", args.confidence_n
     else:
         return 0
-    return _checked(flag, n, width)
+    return _checked(flag, n, width, bs.DEFAULT_N)
 
 
 def resampling(args, width: int):
@@ -106,12 +113,12 @@ def n_trials(args, width: int) -> int:
     :func:`n_boot`: every system and group holds each trial's swapped totals)."""
     if not getattr(args, "paired_ar", False):
         return 0
-    return _checked("--paired-ar-n", args.paired_ar_n or DEFAULT_TRIALS, width)
+    return _checked("--paired-ar-n", args.paired_ar_n or DEFAULT_TRIALS, width, DEFAULT_TRIALS)
 
 
-def _checked(flag: str, n: int, width: int) -> int:
+def _checked(flag: str, n: int, width: int, default: int) -> int:
     try:
-        return bs.check_replicates(n, width)
+        return bs.check_replicates(n, width, default)
     except (ValueError, TypeError) as exc:
         raise UsageError(f"{flag}: {exc}") from None
 

@@ -8,10 +8,37 @@ when something unexpected fails.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import sys
 import tempfile
 import threading
+
+
+class _DropAll(logging.Filter):
+    def filter(self, record):
+        return False
+
+
+@contextlib.contextmanager
+def quiet_logging():
+    """Nothing logged in the block reaches stderr, and the logging set-up is left as it was: for
+    importing Apache Beam, whose modules log at import time (without the gcp extra, "apitools not
+    found, and bigquery client libraries are not available..." on the root logger). The root
+    logger gets a NullHandler for the block, so that a module-level ``logging.warning`` does not
+    call ``logging.basicConfig`` (which would leave a stderr handler behind), and a filter dropping
+    what is logged on it; records of other loggers propagate to the NullHandler only (or to the
+    handlers a program set up itself)."""
+    root = logging.getLogger()
+    handler, drop = logging.NullHandler(), _DropAll()
+    root.addHandler(handler)
+    root.addFilter(drop)
+    try:
+        yield
+    finally:
+        root.removeFilter(drop)
+        root.removeHandler(handler)
 
 
 #: the filter in force, for :func:`emergency_exit`

@@ -395,6 +395,9 @@ class ScoreShards(beam.DoFn):
             yield "corpus", results.group_doc(self.metrics, table.accs[0], self.sig)
             return
         system = "system" if self.spec.wide else self.sig.system_column
+        if self.sig.paired and not self.spec.wide and g == _first_set_with(self.spec.group_by, system):
+            # the systems there are (every row is in each set with the system column: one set tells)
+            yield "systems", g, sorted(set(table.keys.column(system).to_pylist()), key=_none_last)
         path = FileSystems.join(self.parts_dir, f"set-{g:04d}-shard-{shard:04d}.parquet")
         n = 0
         with FileSystems.create(path) as fh:  # a retried bundle writes the same file again
@@ -409,6 +412,14 @@ class ScoreShards(beam.DoFn):
             if writer is not None:  # a combined table has at least one group
                 writer.close()
         yield "part", g, path, n
+
+
+def _first_set_with(group_by, column: str) -> Optional[int]:
+    return next((g for g, gs in enumerate(group_by) if column in gs), None)
+
+
+def _none_last(value):
+    return (value is None, value)
 
 
 class ReadPairs(beam.PTransform):

@@ -450,6 +450,13 @@ def test_pipeline_wide_format_paired_and_confidence(tmp_path):
     (["--paired-bs", "--baseline", "alpha", "--group-by", "system"], "--paired-bs in long format needs --id-column"),
     (["--paired-bs", "--baseline", "alpha", "--id-column", "line"], "needs a --group-by that includes"),
     (["--baseline", "alpha"], "--baseline is for --paired-bs"),
+    (["--paired-ar", "--baseline", "alpha", "--id-column", "line", "--group-by", "system", "--paired-ar-n", "100001"],
+     "above the limit of 100000 (the corpus and every group keep each resample's 10 int64 totals, at most 8 MB "
+     "each); use 100000 or fewer (sacrebleu's default is 10000)"),
+    (["--paired-bs", "--baseline", "alpha", "--id-column", "line", "--group-by", "system", "--paired-bs-n", "100001"],
+     "use 100000 or fewer (sacrebleu's default is 1000)"),
+    (["--confidence", "--seed", str(2**64 + 7)], f"--seed {2**64 + 7}: outside 0 .. 2**64 - 1"),
+    (["--confidence", "--seed", "-7"], "--seed -7: outside 0 .. 2**64 - 1"),
 ])
 def test_pipeline_bootstrap_usage_errors(tmp_path, args, message):
     rc, _, err = run_cli("--input", SAMPLE / "shards" / "*.parquet", "--output", tmp_path / "r.json", *args)
@@ -579,3 +586,73 @@ def test_integer_ids_hash_the_same_from_python_ints_numpy_and_mixed_lists():
     assert (bs.row_keys_from_ids(np.array(ids[:2], dtype=np.int32)) == a[:2]).all()
     mixed = bs.row_keys_from_ids(ids + ["x"])  # the per-value path
     assert (mixed[:-1] == a).all()
+
+
+def test_the_generator_refuses_seeds_it_cannot_tell_apart():
+    """The counter-based generator keys on 64 bits: seed 5 + 2**64 would draw seed 5's weights
+    (and -1 those of 2**64 - 1), so the library refuses such seeds instead."""
+    keys = bs.row_keys_from_position("f", 0, 8)
+    assert (bs.weights(keys, 4, seed=2**64 - 1) != bs.weights(keys, 4, seed=5)).any()
+    for seed in (5 + 2**64, -1, 2**70):
+        with pytest.raises(ValueError, match="outside 0 .. 2\\*\\*64 - 1"):
+            bs.weights(keys, 4, seed=seed)
+        with pytest.raises(ValueError, match="outside 0 .. 2\\*\\*64 - 1"):
+            bs.bootstrap_totals(np.ones((8, 10), dtype=np.int64), keys, 4, seed)
+
+
+def _error_line(err):
+    lines = [ln for ln in err.splitlines() if ln.startswith("beambleu: error:")]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+@pytest.mark.parametrize("test", ["--paired-bs", "--paired-ar"])
+def test_pipeline_unknown_baseline_is_one_line_naming_the_systems_and_writes_nothing(tmp_path, test):
+    """The systems of the long format are known after the pass: a --baseline none of them is ends the
+    run with one line naming it and the systems there are (exit 1), and no output (it exited 0
+    without a p-value)."""
+    out = tmp_path / "out"
+    out.mkdir()
+    rc, stdout, err = run_cli("--input", SAMPLE / "shards" / "*.parquet", "--group-by", "system", "--group-by",
+                              "system,langpair", test, "--baseline", "gamma", "--id-column", "line",
+                              "--output", out / "r.json", "--groups-output", out / "g.parquet", "--progress", "off")
+    assert rc == 1 and stdout == ""
+    assert _error_line(err) == ("beambleu: error: --baseline 'gamma': no such system in --system-column 'system' "
+                                "(the systems: 'alpha', 'beta')")
+    assert list(out.iterdir()) == []
+
+
+def _integer_systems(tmp_path):
+    """The sample shards with the systems as integers (alpha 1, beta 2) and as their text."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.concat_tables([pq.read_table(p) for p in sorted((SAMPLE / "shards").glob("*.parquet"))])
+    codes = pa.array([{"alpha": 1, "beta": 2}[s] for s in table.column("system").to_pylist()], pa.int64())
+    i = table.schema.get_field_index("system")
+    (tmp_path / "int").mkdir()
+    (tmp_path / "text").mkdir()
+    pq.write_table(table.set_column(i, "system", codes), tmp_path / "int" / "all.parquet")
+    pq.write_table(table.set_column(i, "system", codes.cast(pa.string())), tmp_path / "text" / "all.parquet")
+
+
+@pytest.mark.parametrize("test", ["--paired-bs", "--paired-ar"])
+def test_pipeline_integer_system_column_takes_its_baseline_as_an_integer(tmp_path, test):
+    """--baseline 1 of an integer --system-column is the system 1: the same p-values as the
+    same rows with the systems as text (the same ids, so the same draws); a --baseline that is no
+    integer is bad usage before the job."""
+    _integer_systems(tmp_path)
+    docs = {}
+    for kind in ("int", "text"):
+        rc, _, err = run_cli("--input", tmp_path / kind / "all.parquet", "--group-by", "system", test, "--baseline",
+                             "1", "--id-column", "line", "--output", tmp_path / f"{kind}.json", "--progress", "off")
+        assert rc == 0, err
+        docs[kind] = {str(g["key"]["system"]): g for g in load(tmp_path / f"{kind}.json")["groups"]}
+    assert docs["int"]["2"]["p_value"] is not None and docs["int"]["2"]["p_value"] == docs["text"]["2"]["p_value"]
+    assert docs["int"]["1"]["p_value"] is None and docs["int"]["2"]["baseline"] == 1
+    assert load(tmp_path / "int.json")["bootstrap"]["baseline"] == 1
+    rc, _, err = run_cli("--input", tmp_path / "int" / "all.parquet", "--group-by", "system", test, "--baseline",
+                         "alpha", "--id-column", "line", "--output", tmp_path / "bad.json", "--progress", "off")
+    assert rc == 2 and _error_line(err) == ("beambleu: error: --baseline 'alpha': --system-column 'system' holds "
+                                            "integers (int64): name one of them")
+    assert not (tmp_path / "bad.json").exists()

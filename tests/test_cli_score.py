@@ -223,3 +223,70 @@ def test_colours_on_a_terminal_are_sacrebleus(extra):
 def _masked_p(text):
     text = re.sub(r"\(p = [0-9.]+\)\*?", "(p = P)", re.sub(r"\([0-9.]+ ± [0-9.]+\)", "(M ± H)", text))
     return re.sub(r"│[^│\n]*\(M ± H\)[^│\n]*│", "│CELL│", unversioned(text))
+
+
+def _signature_lines(text):
+    return [ln.strip() for ln in unversioned(text).splitlines() if "seed:" in ln]
+
+
+@pytest.mark.parametrize("seed", ["0042", "+42", "4_2"])
+def test_seed_is_shown_as_sacrebleu_shows_it_and_draws_as_its_integer(seed):
+    """sacrebleu 2.6.0 (significance.py) seeds numpy with int(SACREBLEU_SEED); its --confidence
+    signature shows the variable as given (lowercased: ``seed:0042``), its paired tests' signatures
+    show the integer (``seed:42``). beambleu shows the same, and draws what seed 42 draws."""
+    args = [*REFS, "-i", HYP, "-ci", "-cin", "200", "-f", "text"]
+    paired = [REFS[0], "-i", HYP, str(SAMPLE / "sys.beta.txt"), "-pbs", "-pbsn", "100", "-f", "text"]
+    runs = {}
+    for value in (seed, "42"):
+        env = dict(os.environ, SACREBLEU_SEED=value)
+        for name, a in (("ci", args), ("pbs", paired)):
+            for tool in ("beambleu.cli", "sacrebleu"):
+                cmd = [sys.executable, "-m", tool, *(["score"] if tool == "beambleu.cli" else []), *a]
+                proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300, cwd=REPO)
+                assert proc.returncode == 0, proc.stderr
+                runs[value, name, tool] = proc.stdout
+    ours, theirs = runs[seed, "ci", "beambleu.cli"], runs[seed, "ci", "sacrebleu"]
+    assert f"|seed:{seed}|" in theirs and f"|seed:{seed}|" in ours
+    assert _masked(ours) == _masked(theirs)
+    assert ours.replace(f"seed:{seed}", "seed:42") == runs["42", "ci", "beambleu.cli"]  # seed 42's numbers
+    ours, theirs = runs[seed, "pbs", "beambleu.cli"], runs[seed, "pbs", "sacrebleu"]
+    assert _signature_lines(ours) == _signature_lines(theirs) and "seed:42" in _signature_lines(ours)[0]
+    assert ours == runs["42", "pbs", "beambleu.cli"]
+
+
+@pytest.mark.parametrize("how", ["--seed", "SACREBLEU_SEED"])
+@pytest.mark.parametrize("value", [2**64, 2**64 + 12345, -1])
+def test_seeds_outside_the_64_bits_the_generator_keys_on_are_refused(how, value):
+    """The generator keys on a 64-bit seed: 12345 and 12345 + 2**64 would draw the same numbers
+    under two signatures, so a seed outside 0 .. 2**64 - 1 is bad usage (sacrebleu's numpy refuses
+    negative seeds too); 2**64 - 1 is a seed."""
+    env = dict(os.environ)
+    args = [*REFS, "-i", HYP, "-ci", "-cin", "50", "-f", "text"]
+    if how == "--seed":
+        args += ["--seed", str(value)]
+    else:
+        env["SACREBLEU_SEED"] = str(value)
+    proc = subprocess.run([sys.executable, "-m", "beambleu.cli", "score", *args], capture_output=True, text=True,
+                          env=env, timeout=300, cwd=REPO)
+    assert proc.returncode == 2 and proc.stdout == ""
+    what = f"--seed {value}" if how == "--seed" else f"SACREBLEU_SEED='{value}'"
+    assert proc.stderr == (f"beambleu: error: {what}: outside 0 .. 2**64 - 1, the seeds the generator tells apart "
+                           "(seeds 2**64 apart would draw the same numbers)\n")
+    top = subprocess.run([sys.executable, "-m", "beambleu.cli", "score", *REFS, "-i", HYP, "-ci", "-cin", "50",
+                          "-f", "text", "--seed", str(2**64 - 1)], capture_output=True, text=True, timeout=300,
+                         cwd=REPO)
+    assert top.returncode == 0 and f"|seed:{2**64 - 1}|" in top.stdout, top.stderr
+
+
+@pytest.mark.parametrize("flags,cap_default", [(["-par", "-parn", "100001"], 10000),
+                                                (["-pbs", "-pbsn", "100001"], 1000),
+                                                (["-ci", "-cin", "100001"], 1000)])
+def test_resample_cap_message_names_sacrebleus_default_of_that_flag(flags, cap_default):
+    """sacrebleu 2.6.0's defaults: 10000 approximate randomization trials, 1000 bootstrap resamples."""
+    from sacrebleu.significance import PairedTest
+
+    assert PairedTest._DEFAULT_SAMPLES == {"ar": 10000, "bs": 1000}
+    hyps = ["-i", HYP] + ([str(SAMPLE / "sys.beta.txt")] if flags[0] != "-ci" else [])
+    proc = beambleu(REFS[0], *hyps, *flags, "-f", "text")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.count("\n") == 1 and f"(sacrebleu's default is {cap_default})" in proc.stderr, proc.stderr

@@ -142,7 +142,8 @@ def test_failure_while_writing_the_group_table_leaves_nothing(tmp_path, monkeypa
     rc, out, err = run_cli("--input", SHARDS, "--group-by", "system", "--output", tmp_path / "r.json",
                            "--groups-output", tmp_path / "g.parquet", "--sentence-output", tmp_path / "sent",
                            "--progress", "off")
-    assert rc != 0 and "No space left on device" in error_line(err)
+    assert rc == 1 and error_line(err) == f"beambleu: error: no space left on device while writing the outputs in " \
+                                          f"{tmp_path}; nothing was written"
     assert out == ""
     assert os.listdir(tmp_path) == []  # neither the outputs nor their staging paths
 
@@ -273,11 +274,116 @@ def test_disk_full_leaves_nothing(tmp_path):
                                "--sentence-output", mnt / "sent", "--groups-output", mnt / "g.parquet",
                                "--progress", "off")
         assert rc == 1, err
-        assert "No space left on device" in error_line(err)
+        assert error_line(err) == f"beambleu: error: no space left on device while writing the outputs in {mnt}; " \
+                                  "nothing was written"
         assert out == "" and os.listdir(mnt) == []
         (mnt / "filler").write_bytes(b"")  # the file system is usable again: nothing was left behind
     finally:
         subprocess.run(["umount", str(mnt)])
+
+
+class _FullDisk:
+    """Every local file Beam's FileSystems writes shares ``budget`` bytes: the write that would
+    pass it writes what fits, then raises OSError(ENOSPC), as a full disk does."""
+
+    def __init__(self, monkeypatch, budget):
+        import errno
+
+        from apache_beam.io import localfilesystem
+
+        self.budget, self.written = budget, 0
+        disk = self
+
+        class File(io.FileIO):
+            def write(self, b):
+                data = bytes(memoryview(b))
+                room = len(data) if disk.budget is None else max(0, disk.budget - disk.written)
+                if room < len(data):
+                    super().write(data[:room])
+                    disk.written += room
+                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+                disk.written += len(data)
+                return super().write(data)
+
+        original = localfilesystem.LocalFileSystem._path_open
+
+        def path_open(fs, path, mode, *args, **kwargs):
+            if "w" not in mode:
+                return original(fs, path, mode, *args, **kwargs)
+            return File(path, "wb")
+
+        monkeypatch.setattr(localfilesystem.LocalFileSystem, "_path_open", path_open)
+
+
+def _full_disk_run(out):
+    return run_cli("--input", SHARDS, "--group-by", "system", "--output", out / "r.json",
+                   "--groups-output", out / "g.parquet", "--sentence-output", out / "sent", "--overwrite",
+                   "--progress", "off")
+
+
+@pytest.fixture(scope="module")
+def bytes_of_a_run(tmp_path_factory):
+    """How many bytes a run of :func:`_full_disk_run` writes through FileSystems."""
+    out = tmp_path_factory.mktemp("measure")
+    with pytest.MonkeyPatch.context() as mp:
+        disk = _FullDisk(mp, None)
+        rc, _, err = _full_disk_run(out)
+    assert rc == 0, err
+    return disk.written
+
+
+@pytest.mark.parametrize("fraction", [0.0, 0.01, 0.3, 0.6, 0.9, 0.999])
+@pytest.mark.parametrize("earlier", [False, True])
+def test_disk_full_at_any_point_of_the_writing_leaves_the_disk_as_it_was(tmp_path, monkeypatch, bytes_of_a_run,
+                                                                          fraction, earlier):
+    """The disk fills up while the staging paths are made (fraction 0, 0.01), while the job writes
+    per-pair and scored parts, or while the final step writes the outputs: one line, exit 1, and
+    the folder holds exactly what it held (no staging path; an earlier run's outputs untouched)."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "mine.txt").write_text("do not delete\n")
+    if earlier:
+        rc, _, err = _full_disk_run(out)
+        assert rc == 0, err
+    before = tree(out)
+    _FullDisk(monkeypatch, int(fraction * bytes_of_a_run))
+    rc, stdout, err = _full_disk_run(out)
+    assert rc == 1, err
+    assert error_line(err) == f"beambleu: error: no space left on device while writing the outputs in {out}; " \
+                              "nothing was written"
+    assert stdout == ""
+    assert tree(out) == before
+
+
+@pytest.mark.parametrize("earlier", [False, True])
+def test_disk_full_during_the_commit_renames_undoes_them(tmp_path, monkeypatch, earlier):
+    """The last rename of the commit (the JSON document) fails: the outputs already renamed go back,
+    an earlier run's outputs are restored, and nothing else is left."""
+    import errno
+
+    out = tmp_path / "out"
+    out.mkdir()
+    if earlier:
+        rc, _, err = _full_disk_run(out)
+        assert rc == 0, err
+    before = tree(out)
+    rename, replace = os.rename, os.replace
+
+    def failing(real):
+        def move(src, dst, *args, **kwargs):
+            if str(dst) == str(out / "r.json") and ".beambleu-tmp-" in str(src):  # (not the undo's rename)
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            return real(src, dst, *args, **kwargs)
+        return move
+
+    monkeypatch.setattr(os, "rename", failing(rename))
+    monkeypatch.setattr(os, "replace", failing(replace))
+    rc, stdout, err = _full_disk_run(out)
+    assert rc == 1, err
+    assert error_line(err) == f"beambleu: error: no space left on device while writing the outputs in {out}; " \
+                              "nothing was written"
+    assert stdout == ""
+    assert tree(out) == before
 
 
 # ---------------------------------------------------------------- CSV, stdout, usage ---
@@ -411,6 +517,38 @@ def test_run_help_names_only_options_run_has():
                          cwd=REPO, timeout=120).stdout
     assert "--sentence-level" not in out and "--sentence-output" in out
     assert "--dask_stall_timeout" in out and "--object_store_timeout" in out
+
+
+#: `beambleu ARGS` in a Python where the apitools package cannot be imported, as where beambleu is
+#: installed without its gcp extra (Beam then logs "apitools not found" when it is imported)
+_WITHOUT_APITOOLS = """
+import sys
+
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "apitools":
+            raise ImportError(f"No module named {name!r}")
+
+sys.meta_path.insert(0, Block())
+from beambleu.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("apitools", [True, False])
+def test_stderr_carries_only_beambleus_lines(tmp_path, apitools):
+    """Nothing Beam logs when it is imported (or later) reaches stderr: `run --help` prints nothing
+    there, and a run on the bundled sample only its `beambleu:` lines."""
+    head = [sys.executable, "-m", "beambleu.cli"] if apitools else [sys.executable, "-c", _WITHOUT_APITOOLS]
+    proc = subprocess.run([*head, "run", "--help"], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 0 and "--sentence-output" in proc.stdout
+    assert proc.stderr == ""
+    proc = subprocess.run([*head, "run", "--input", SHARDS, "--group-by", "system", "--output", tmp_path / "r.json"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert lines and all(ln.startswith("beambleu: ") for ln in lines), proc.stderr
+    assert "WARNING" not in proc.stderr and "done in" in lines[-1]
 
 
 @pytest.mark.parametrize("option", ["--dask_stall_timeout", "--object_store_timeout"])

@@ -1,6 +1,7 @@
 """The Beam pipeline: results equal sacrebleu / corpus_bleu on the same rows, on every runner here."""
 
 import json
+import os
 from pathlib import Path
 
 import pyarrow as pa
@@ -183,6 +184,57 @@ def test_null_candidate_empty_option(tmp_path):
     assert "null_candidates_as_empty=1" in err
 
 
+def _list_views(lists, large: bool) -> pa.Array:
+    """A list_view<string> (or large_list_view) array of ``lists`` whose views point into the
+    child array backwards (the last row's strings first), as a list_view may: not a list's layout."""
+    values, offsets, sizes = [], [0] * len(lists), [len(x) for x in lists]
+    for i in reversed(range(len(lists))):
+        offsets[i] = len(values)
+        values += lists[i]
+    width = pa.int64() if large else pa.int32()
+    cls = pa.LargeListViewArray if large else pa.ListViewArray
+    return cls.from_arrays(pa.array(offsets, width), pa.array(sizes, width), pa.array(values, pa.string()))
+
+
+@pytest.mark.parametrize("kind", ["list_view", "large_list_view", "large_list"])
+def test_references_as_list_view_or_large_list_score_as_list(tmp_path, kind):
+    """Arrow's other list layouts of the references column: the same scores as list<string> (and
+    as sacrebleu on the same rows), and the same JSON but for nothing."""
+    cands = ["the cat is on mat", "red red red blue", "hello there world", "a b c d"]
+    refs = [["the cat is on the mat", "a cat is on the mat"], ["red blue green white", None], ["hello world"],
+            ["a b c", "a b c d e"]]
+    if kind == "large_list":
+        column = pa.array(refs, pa.large_list(pa.string()))
+    else:
+        column = _list_views(refs, large=kind == "large_list_view")
+        assert column.to_pylist() == refs
+    pq.write_table(pa.table({"candidate": cands, "references": column, "system": ["a", "b", "a", "b"]}),
+                   tmp_path / "views.parquet")
+    assert kind in str(pq.read_schema(tmp_path / "views.parquet").field("references").type)
+    pq.write_table(pa.table({"candidate": cands, "references": pa.array(refs, pa.list_(pa.string())),
+                             "system": ["a", "b", "a", "b"]}), tmp_path / "lists.parquet")
+    docs = {}
+    for name in ("views", "lists"):
+        rc, _, err = run_cli("--input", tmp_path / f"{name}.parquet", "--group-by", "system", "--metrics", "bleu,chrf",
+                             "--output", tmp_path / f"{name}.json", "--progress", "off")
+        assert rc == 0, err
+        docs[name] = load(tmp_path / f"{name}.json")
+    from sacrebleu.metrics.chrf import CHRF
+
+    from .oracle import to_streams
+
+    views, lists = docs["views"], docs["lists"]
+    bleu, chrf = views["corpus"]["scores"]
+    assert bleu["score"] == sacre_corpus(cands, refs)[0].score
+    assert chrf["score"] == CHRF().corpus_score(cands, to_streams(refs)).score
+    for system in ("a", "b"):
+        g = next(g for g in views["groups"] if g["key"] == {"system": system})
+        sel = [i for i in range(4) if "abab"[i] == system]
+        assert g["scores"][0]["score"] == sacre_corpus([cands[i] for i in sel], [refs[i] for i in sel])[0].score
+    del views["inputs"], lists["inputs"]  # (they name the files)
+    assert views == lists
+
+
 # --------------------------------------------------------------------------------- bad input
 
 
@@ -234,6 +286,51 @@ def test_schemas_differ_across_shards(tmp_path):
     pq.write_table(pa.table({"candidate": ["a"], "references": [["a"]], "system": [3]}), d / "b.parquet")
     rc, msg = _bad(tmp_path, "--input", d / "*.parquet", "--group-by", "system")
     assert rc == 1 and msg == f"{d}/b.parquet: schema differs from {d}/a.parquet (system: int64 vs string)"
+
+
+def test_shards_that_differ_only_in_nullability_are_one_input(tmp_path):
+    """Nullability (of a column, or of a list's items) and the name of a list's item field are not
+    schema differences: nulls are handled row by row. A real difference is named, with the rest."""
+    d = tmp_path / "in"
+    d.mkdir()
+    strict = pa.schema([pa.field("candidate", pa.string(), nullable=False),
+                        pa.field("references", pa.list_(pa.field("item", pa.string(), nullable=False)), nullable=False),
+                        pa.field("system", pa.string(), nullable=False)])
+    pq.write_table(pa.table({"candidate": ["the cat is on mat"], "references": [["the cat is on the mat"]],
+                             "system": ["s"]}, schema=strict), d / "a.parquet")
+    pq.write_table(pa.table({"candidate": ["red red red blue", "a b c d"], "references": [["red blue green white"],
+                                                                                          ["a b c", None]],
+                             "system": ["s", "t"]}), d / "b.parquet")
+    assert not pq.read_schema(d / "a.parquet").field("candidate").nullable
+    rc, _, err = run_cli("--input", d / "*.parquet", "--group-by", "system", "--output", tmp_path / "r.json",
+                         "--progress", "off")
+    assert rc == 0, err
+    cands = ["the cat is on mat", "red red red blue", "a b c d"]
+    refs = [["the cat is on the mat"], ["red blue green white"], ["a b c", None]]
+    assert load(tmp_path / "r.json")["corpus"]["score"] == sacre_corpus(cands, refs)[0].score
+    # a type that differs is named, and only it (nullability is not listed as a difference)
+    (tmp_path / "r.json").unlink()
+    pq.write_table(pa.table({"candidate": ["x"], "references": [["x"]], "system": [7]}), d / "c.parquet")
+    rc, msg = _bad(tmp_path, "--input", d / "*.parquet", "--group-by", "system")
+    assert rc == 1 and msg == f"{d}/c.parquet: schema differs from {d}/a.parquet (system: int64 vs string)"
+
+
+@pytest.mark.parametrize("id_type,values", [(pa.float64(), [1.0, 2.0]), (pa.float32(), [1.5, 2.5]),
+                                             (pa.bool_(), [True, False]), (pa.list_(pa.string()), [["a"], ["b"]])])
+@pytest.mark.parametrize("flags", [[], ["--confidence"], ["--sentence-output", "sent"]])
+def test_id_column_of_another_type_than_string_or_integer_is_refused(tmp_path, monkeypatch, id_type, values, flags):
+    """--id-column names the segment (the weights of the bootstrap, a per-pair row): a float,
+    bool or list column is refused before the job, naming the file, the column and its type."""
+    monkeypatch.chdir(tmp_path)
+    schema = pa.schema([("candidate", pa.string()), ("references", pa.list_(pa.string())), ("seg", id_type)])
+    glob = write_shards([{"candidate": "a b", "references": ["a b"], "seg": values[0]},
+                         {"candidate": "c d", "references": ["c"], "seg": values[1]}], tmp_path / "in", 1, 10,
+                        schema=schema)
+    rc, msg = _bad(tmp_path, "--input", glob, "--id-column", "seg", *flags)
+    f = tmp_path / "in" / "part-000.parquet"
+    assert rc == 1 and msg == (f"{f}: id column 'seg' must be string, large_string, an integer type or "
+                               f"dictionary<string>, found {pq.read_schema(f).field('seg').type}")
+    assert sorted(os.listdir(tmp_path)) == ["in"]
 
 
 def test_null_candidate_is_an_error(tmp_path):

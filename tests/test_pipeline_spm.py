@@ -168,3 +168,64 @@ def test_worker_refuses_a_model_that_is_not_the_drivers(spm_home, tmp_path):
     with pytest.raises(PipelineInputError) as exc:
         list(running.process(("part.parquet", 0, batch)))
     assert "the file changed while the job ran" in exc.value.message
+
+
+def _tree(root):
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("flags,message", [
+    (["--output", "m/own.model"], "--output is the SentencePiece model {model} (-tok flores200)"),
+    (["--output", "m/own.model", "--overwrite"], "--output is the SentencePiece model {model} (-tok flores200)"),
+    (["--groups-output", "m/own.csv", "--spm-model", "m/own.csv", "--overwrite"],
+     "--groups-output is the SentencePiece model {tmp}/m/own.csv (-tok flores200)"),
+    (["--sentence-output", "m", "--overwrite"], "--sentence-output contains the SentencePiece model {model} "
+                                                "(-tok flores200)"),
+    (["--output", "m/own.model/r.json", "--overwrite"], "--output lies inside the SentencePiece model {model} "
+                                                        "(-tok flores200)"),
+])
+def test_an_output_that_is_the_spm_model_is_refused_and_nothing_changes(spm_dir, tmp_path, monkeypatch, flags,
+                                                                         message):
+    """--spm-model's file is an input: an output that is it, contains it or lies inside it is bad
+    usage (exit 2, one line), with or without --overwrite, and no file changes."""
+    from .oracle import REPO
+
+    (tmp_path / "m").mkdir()
+    for name in ("own.model", "own.csv"):
+        shutil.copy(spm_dir / "models" / TOKENIZER_FILES["flores200"], tmp_path / "m" / name)
+    monkeypatch.chdir(tmp_path)
+    before = _tree(tmp_path)
+    model = "m/own.model" if "--spm-model" not in flags else None
+    rc, out, err = run_cli("--input", REPO / "examples" / "sample" / "shards" / "*.parquet", "-tok", "flores200",
+                           *(["--spm-model", model] if model else []), *flags, "--progress", "off")
+    assert rc == 2, err
+    lines = [ln for ln in err.splitlines() if ln.startswith("beambleu: error:")]
+    path = flags[flags.index("--spm-model") + 1] if "--spm-model" in flags else "m/own.model"
+    want = message.format(model=tmp_path / "m" / "own.model", tmp=tmp_path)
+    assert lines == [f"beambleu: error: {tmp_path / flags[1]}: {want}"], err
+    assert "Traceback" not in err and out == "" and path
+    assert _tree(tmp_path) == before
+
+
+@pytest.mark.parametrize("flags,what", [
+    (["--output", "{models}/flores200sacrebleuspm", "--overwrite"], "is"),
+    (["--sentence-output", "{models}", "--overwrite"], "contains"),
+])
+def test_an_output_that_is_the_cached_spm_model_is_refused_and_nothing_changes(spm_dir, tmp_path, monkeypatch,
+                                                                                flags, what):
+    """The model found in sacrebleu's folder ($SACREBLEU/models) is an input too."""
+    from .oracle import REPO
+
+    home = tmp_path / "home"
+    shutil.copytree(spm_dir, home)
+    monkeypatch.setenv("SACREBLEU", str(home))
+    before = _tree(tmp_path)
+    models = home / "models"
+    flags = [f.format(models=models) for f in flags]
+    rc, out, err = run_cli("--input", REPO / "examples" / "sample" / "shards" / "*.parquet", "-tok", "flores200",
+                           *flags, "--progress", "off")
+    assert rc == 2, err
+    lines = [ln for ln in err.splitlines() if ln.startswith("beambleu: error:")]
+    assert lines == [f"beambleu: error: {flags[1]}: {flags[0]} {what} the SentencePiece model "
+                     f"{models / 'flores200sacrebleuspm'} (-tok flores200)"], err
+    assert _tree(tmp_path) == before
