@@ -10,3 +10,18 @@ def engine_inputs(tmp_path_factory):
     from .engine_parity import Inputs
 
     return Inputs(tmp_path_factory.mktemp("engine-parity"))
+
+
+# `pytest -n auto --dist loadgroup` (the README's test command) sends each xdist group to one worker.
+# Every file is its own group, so its module fixtures start once, as with --dist loadfile; the files
+# that start Flink, Spark or Prism share one group, so that no two of those engines (JVMs of several
+# GiB, each timing its own health checks) start side by side on a 2-core machine, and the
+# session-scoped `engine_inputs` are made once.
+ENGINE_FILES = frozenset({"test_engine_flink.py", "test_engine_spark.py", "test_engine_prism.py"})
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the marks
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        name = item.path.name
+        item.add_marker(pytest.mark.xdist_group("engines" if name in ENGINE_FILES else name))

@@ -272,3 +272,43 @@ def test_flink_cluster_sdk_worker_killed_mid_job(cluster, tmp_path):
         assert ran and ran[-1]["state"] == "FAILED", ran
     print(f"SDK worker {killed['pid']} killed {killed['at'] - t0:.1f} s into the run; beambleu exit "
           f"{proc.returncode}; cluster jobs: {[j['state'] for j in ran]}; stderr: {proc.stderr.strip()[-300:]}")
+
+
+def test_flink_cluster_that_does_not_report_its_slots_is_started_once_more(tmp_path, monkeypatch, capsys):
+    """No Flink needed: the retry policy of deploy/flink/cluster.py's start(). A first start that
+    timed out waiting for /overview keeps its logs aside and is followed by one start on fresh
+    ports; a second such start, or a first one with --rest-port, is the error."""
+    fc = deploy_cluster()
+    calls = []
+
+    def start_once(state, slots, rest_port, timeout):
+        calls.append(rest_port)
+        (state / "flink-cluster" / "log").mkdir(parents=True, exist_ok=True)
+        (state / "flink-cluster" / "log" / "jm.log").write_text(f"attempt {len(calls)}\n")
+        if len(calls) == 1:
+            raise fc._NotReady("the Flink cluster did not report a TaskManager with slots\nlog tail")
+        return {"rest_port": 1234, "log_dir": str(state / "flink-cluster" / "log")}
+
+    monkeypatch.setattr(fc, "_start_once", start_once)
+    rec = fc.start(tmp_path, timeout=1)
+    assert calls == [None, None] and rec["rest_port"] == 1234
+    assert (tmp_path / "flink-cluster.attempt-1" / "log" / "jm.log").read_text() == "attempt 1\n"
+    assert (tmp_path / "flink-cluster" / "log" / "jm.log").read_text() == "attempt 2\n"
+    assert rec["earlier_attempt_logs"] == str(tmp_path / "flink-cluster.attempt-1" / "log")
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and "did not report a TaskManager" in err[0] and "once more" in err[0], err
+
+    calls.clear()
+    with pytest.raises(fc._NotReady):
+        fc.start(tmp_path / "given", rest_port=4321, timeout=1)
+    assert calls == [4321]
+
+    def never(state, slots, rest_port, timeout):
+        calls.append(rest_port)
+        raise fc._NotReady("still not")
+
+    calls.clear()
+    monkeypatch.setattr(fc, "_start_once", never)
+    with pytest.raises(fc._NotReady, match="still not"):
+        fc.start(tmp_path / "twice", timeout=1)
+    assert calls == [None, None]

@@ -26,7 +26,9 @@ starts a JobManager and a TaskManager on localhost with Flink's ``bin/jobmanager
 waits, at most ``--timeout`` seconds, until the REST endpoint's ``/overview`` reports a TaskManager and its
 slots; then it writes ``DIR/flink-cluster.json`` and prints one line with the REST address (the
 ``--flink-master`` of the job server, the ``--flink_master`` of Beam's FlinkRunner). A cluster
-that does not come up is stopped and the end of its logs printed. ``stop`` stops both daemons
+that starts but does not report its slots in time is stopped (its logs and JVM thread dumps kept
+in ``DIR/flink-cluster.attempt-1/``) and started once more on fresh ports, unless ``--rest-port``
+was given; one that still does not come up is stopped and the end of its logs printed. ``stop`` stops both daemons
 with their scripts (what ``bin/stop-cluster.sh`` does) and then kills whatever of the cluster is
 left (its pids and process group). ``status`` prints the REST ``/overview`` (exit 3 when no
 cluster answers).
@@ -246,9 +248,58 @@ def log_tail(work: Path, n: int = 15) -> str:
     return "\n".join(parts)
 
 
+class _NotReady(EngineError):
+    """Started, but the REST /overview did not report a TaskManager with slots in time."""
+
+
+def thread_dumps(work: Path, pids: List[int]) -> List[Path]:
+    """``jcmd PID Thread.print`` of each live Flink JVM into WORK/log/threads-PID.txt (what a hung
+    JobManager was doing), each bounded in time; the files written."""
+    jcmd = shutil.which("jcmd") or (str(Path(os.environ["JAVA_HOME"]) / "bin" / "jcmd")
+                                    if os.environ.get("JAVA_HOME") else None)
+    written = []
+    if not jcmd:
+        return written
+    for pid in pids:
+        if not engines._alive(pid):
+            continue
+        out = work / "log" / f"threads-{pid}.txt"
+        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+            with open(out, "wb") as f:
+                subprocess.run([jcmd, str(pid), "Thread.print"], stdout=f, stderr=subprocess.STDOUT,
+                               stdin=subprocess.DEVNULL, timeout=20)
+            written.append(out)
+    return written
+
+
 def start(state: Path, slots: int = SLOTS, rest_port: Optional[int] = None, timeout: float = 120.0) -> Dict:
     """Start the cluster and wait until a TaskManager has registered its slots; returns the record
-    (rest_port, rpc_port, pids, ...) also written to STATE/flink-cluster.json."""
+    (rest_port, rpc_port, pids, ...) also written to STATE/flink-cluster.json.
+
+    A cluster that started but did not report its slots within ``timeout`` (seen once in CI: the
+    JobManager stopped answering right after the TaskManager registered) is stopped, its logs and
+    thread dumps kept in STATE/flink-cluster.attempt-1/, and started once more on fresh ports, unless
+    the REST port was given; so the wait is bounded by twice ``timeout``."""
+    state = Path(state).resolve()
+    try:
+        return _start_once(state, slots, rest_port, timeout)
+    except _NotReady as e:
+        if rest_port is not None:
+            raise
+        kept = state / "flink-cluster.attempt-1"
+        if kept.exists():
+            shutil.rmtree(kept)
+        with contextlib.suppress(OSError):
+            (state / "flink-cluster").rename(kept)
+        print(f"deploy/flink/cluster.py: {str(e).partition(chr(10))[0]}; its logs are in {kept / 'log'}; "
+              f"starting it once more", file=sys.stderr)
+        record = _start_once(state, slots, None, timeout)
+        record["earlier_attempt_logs"] = str(kept / "log")
+        (state / RECORD).write_text(json.dumps(record, indent=1) + "\n")
+        return record
+
+
+def _start_once(state: Path, slots: int, rest_port: Optional[int], timeout: float) -> Dict:
     if shutil.which("java") is None:
         raise EngineError("java is not installed (Flink needs Java 11 or 17)")
     state = Path(state).resolve()  # Flink's scripts run in the work folder: every path absolute
@@ -300,9 +351,11 @@ def start(state: Path, slots: int = SLOTS, rest_port: Optional[int] = None, time
             if dead:
                 raise EngineError(f"a Flink process (pid {dead[0]}) exited while the cluster was starting")
             if time.monotonic() > deadline:
-                raise EngineError(f"the Flink cluster did not report a TaskManager with slots on "
-                                  f"http://127.0.0.1:{rest_port}/overview within {timeout:.0f} s"
-                                  + (f" (last: {ov})" if ov else ""))
+                dumps = thread_dumps(work, _pids(work))
+                raise _NotReady(f"the Flink cluster did not report a TaskManager with slots on "
+                                f"http://127.0.0.1:{rest_port}/overview within {timeout:.0f} s"
+                                + (f" (last: {ov})" if ov else " (the REST endpoint never answered)")
+                                + (f"; thread dumps: {', '.join(d.name for d in dumps)}" if dumps else ""))
             time.sleep(0.5)
     except BaseException as e:
         logs = log_tail(work)
@@ -311,7 +364,7 @@ def start(state: Path, slots: int = SLOTS, rest_port: Optional[int] = None, time
         with contextlib.suppress(FileNotFoundError):
             record_file.unlink()
         if isinstance(e, EngineError):
-            raise EngineError(f"{e} (stopped; its logs are in {work / 'log'})" + (f"\n{logs}" if logs else "")) from None
+            raise type(e)(f"{e} (stopped; its logs are in {work / 'log'})" + (f"\n{logs}" if logs else "")) from None
         raise
 
 
