@@ -216,3 +216,43 @@ def engine_service(service: str, state: Path, **kwargs) -> Iterator[Dict]:
         yield record
     finally:
         eng.stop(service, state)
+
+
+# ---------------------------------------------------------------------------------------- faults
+
+def assert_failed_cleanly(proc, outputs: List[Path]) -> str:
+    """Exit non-zero, exactly one `beambleu: error: ...` line, no traceback, no output left."""
+    assert proc.returncode != 0, proc.stderr
+    errors = [ln for ln in proc.stderr.splitlines() if ln.startswith("beambleu: error")]
+    assert len(errors) == 1, proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
+    left = [str(p) for p in outputs if p.exists()]
+    assert not left, f"outputs left behind by a failed run: {left}\n{proc.stderr}"
+    return errors[0]
+
+
+def descendants(pid: int) -> List[int]:
+    """Every descendant of `pid` (from /proc)."""
+    parents = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                stat = (d / "stat").read_text()
+            except OSError:
+                continue
+            parents[int(d.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        kids = [c for c, pp in parents.items() if pp == p]
+        out += kids
+        todo += kids
+    return out
+
+
+def cpu_seconds(pid: int) -> float:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime

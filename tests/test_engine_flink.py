@@ -29,8 +29,8 @@ pytest.importorskip("apache_beam")
 
 from .engine_parity import (CASES, COMMON, REAL_FOLDER, Outputs, assert_engine_matches_local,  # noqa: E402
                             real_available)
-from .engines import (REPO, beambleu_subprocess, engine_service, engines_required,  # noqa: E402
-                      fetch_or_skip)
+from .engines import (REPO, assert_failed_cleanly, beambleu_subprocess, cpu_seconds, descendants,  # noqa: E402
+                      engine_service, engines_required, fetch_or_skip)
 from .pipeline_helpers import corpus_rows, run_cli, write_shards  # noqa: E402
 
 PARALLELISM = ["--parallelism", "2"]
@@ -125,17 +125,6 @@ def test_flink_runner_started_by_beam(engine_inputs, embedded, tmp_path):
 
 # ------------------------------------------------------------------------------------------ faults
 
-def assert_failed_cleanly(proc, outputs: List[Path]) -> str:
-    """Exit non-zero, exactly one `beambleu: error: ...` line, no traceback, no output left."""
-    assert proc.returncode != 0, proc.stderr
-    errors = [ln for ln in proc.stderr.splitlines() if ln.startswith("beambleu: error")]
-    assert len(errors) == 1, proc.stderr
-    assert "Traceback" not in proc.stderr, proc.stderr
-    left = [str(p) for p in outputs if p.exists()]
-    assert not left, f"outputs left behind by a failed run: {left}\n{proc.stderr}"
-    return errors[0]
-
-
 def test_flink_job_server_that_cannot_start_is_one_line(engine_inputs, tmp_path):
     """A --flink_job_server_jar that is not a jar: one line, exit 1, no output, in bounded time."""
     bad = tmp_path / "job-server.jar"
@@ -197,33 +186,6 @@ def test_flink_cluster_status_reports_slots(cluster):
     assert len(st["alive"]) == 2, st  # JobManager and TaskManager
 
 
-def _children(pid: int) -> List[int]:
-    """Every descendant of `pid` (from /proc)."""
-    parents = {}
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                stat = (d / "stat").read_text()
-            except OSError:
-                continue
-            parents[int(d.name)] = int(stat.rsplit(")", 1)[1].split()[1])
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        kids = [c for c, pp in parents.items() if pp == p]
-        out += kids
-        todo += kids
-    return out
-
-
-def _cpu_seconds(pid: int) -> float:
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
-
-
 @pytest.mark.skipif(not real_available(), reason="shared corpora not present")
 def test_flink_cluster_sdk_worker_killed_mid_job(cluster, tmp_path):
     """SIGKILL one of the Python SDK workers the pool started for a job on the cluster, once it is
@@ -239,8 +201,8 @@ def test_flink_cluster_sdk_worker_killed_mid_job(cluster, tmp_path):
 
         def kill_a_busy_worker():
             while not done.is_set():
-                for pid in _children(pool["pid"]):
-                    if _cpu_seconds(pid) >= 2.0:  # imported beambleu and working on bundles
+                for pid in descendants(pool["pid"]):
+                    if cpu_seconds(pid) >= 2.0:  # imported beambleu and working on bundles
                         os.kill(pid, signal.SIGKILL)
                         killed.update(pid=pid, at=time.monotonic())
                         return

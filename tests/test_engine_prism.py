@@ -1,16 +1,26 @@
 """Beam's Prism runner, built here from the Go module at the installed apache-beam's version
 (`python deploy/engines.py fetch prism`), started once for this module (`start prism`) with an
 external SDK worker pool, and also started by Beam itself (`--runner PrismRunner --prism_location`).
-Every output is the local runner's, byte for byte (tests/engine_parity.py)."""
+Every output is the local runner's, byte for byte (tests/engine_parity.py). The faults: a binary
+that cannot start, an SDK worker killed mid-job, and a bad row; a failed run is one ``beambleu:
+error:`` line, a non-zero exit and no output at all."""
 
 from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from typing import Dict
 
 import pytest
 
 pytest.importorskip("apache_beam")
 
-from .engine_parity import CASES, assert_engine_matches_local, real_available  # noqa: E402
-from .engines import beambleu_subprocess, engine_service, fetch_or_skip  # noqa: E402
+from .engine_parity import CASES, COMMON, REAL_FOLDER, assert_engine_matches_local, real_available  # noqa: E402
+from .engines import (assert_failed_cleanly, beambleu_subprocess, cpu_seconds, descendants,  # noqa: E402
+                      engine_service, fetch_or_skip)
+from .pipeline_helpers import corpus_rows, run_cli, write_shards  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -21,9 +31,10 @@ def prism(tmp_path_factory):
         yield {"binary": binary, "job": job, "pool": pool, "state": state}
 
 
-def prism_options(prism):
+def prism_options(prism, pool=None):
+    pool = pool or prism["pool"]
     return ["--runner", "PrismRunner", f"--job_endpoint=localhost:{prism['job']['port']}",
-            "--environment_type=EXTERNAL", f"--environment_config=localhost:{prism['pool']['port']}"]
+            "--environment_type=EXTERNAL", f"--environment_config=localhost:{pool['port']}"]
 
 
 def logs(prism):
@@ -58,3 +69,67 @@ def test_prism_binary_that_cannot_start_is_one_line(engine_inputs, tmp_path):
     assert len(lines) == 1 and lines[0].startswith("beambleu: error: "), proc.stderr
     assert "Traceback" not in proc.stderr
     assert not out.exists()
+
+
+def test_prism_bad_row_leaves_no_output(prism, tmp_path):
+    """A row with a null candidate fails the job on Prism: one line naming the row, exit 1, and
+    none of --output, --groups-output, --sentence-output is left behind."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table({"candidate": ["fine", None, "x"], "references": [["fine"], ["fine"], ["x"]],
+                      "system": ["a", "a", "b"]})
+    pq.write_table(table, tmp_path / "bad.parquet")
+    outs = [tmp_path / "out.json", tmp_path / "groups.csv", tmp_path / "pairs"]
+    proc = beambleu_subprocess(["run", "--input", tmp_path / "bad.parquet", "--group-by", "system",
+                                "--output", outs[0], "--groups-output", outs[1], "--sentence-output", outs[2],
+                                "--progress", "off", *prism_options(prism)], timeout=300)
+    line = assert_failed_cleanly(proc, outs)
+    assert proc.returncode == 1, proc.stderr
+    assert "bad.parquet: row 1, column 'candidate': candidate is null" in line, proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.parquet"], list(tmp_path.iterdir())
+
+
+@pytest.mark.skipif(not real_available(), reason="shared corpora not present")
+def test_prism_sdk_worker_killed_mid_job(prism, tmp_path):
+    """SIGKILL the Python SDK worker that a worker pool of its own started for a Prism job, once it
+    is busy: the run gives the local runner's bytes or fails cleanly (one line, non-zero, no
+    output); it never exits 0 with another number, and it ends in bounded time."""
+    rows = corpus_rows([REAL_FOLDER])
+    big = [dict(r, line=r["line"] + 100_000 * k) for k in range(16) for r in rows]  # about 285k pairs
+    glob = write_shards(big, tmp_path / "big", n_shards=4, row_group_size=4000, shuffle_seed=5)
+    argv = ["--input", glob, *COMMON, "--progress", "off"]
+    out = tmp_path / "out"
+    outs = [out / "result.json", out / "groups.csv"]
+    with engine_service("worker-pool", tmp_path / "pool") as pool:
+        killed: Dict[str, float] = {}
+        done = threading.Event()
+
+        def kill_a_busy_worker():
+            while not done.is_set():
+                for pid in descendants(pool["pid"]):
+                    if cpu_seconds(pid) >= 3.0:  # past its imports, scoring bundles
+                        os.kill(pid, signal.SIGKILL)
+                        killed.update(pid=pid, at=time.monotonic())
+                        return
+                time.sleep(0.05)
+
+        killer = threading.Thread(target=kill_a_busy_worker, daemon=True)
+        killer.start()
+        t0 = time.monotonic()
+        proc = beambleu_subprocess(["run", *argv, "--output", outs[0], "--groups-output", outs[1],
+                                    *prism_options(prism, pool)], timeout=300)
+        done.set()
+        killer.join(5)
+    assert killed, f"no SDK worker was busy long enough to be killed (exit {proc.returncode})\n{proc.stderr}"
+    if proc.returncode == 0:
+        local = tmp_path / "local"
+        local.mkdir()
+        rc, _, err = run_cli(*argv, "--output", local / "result.json", "--groups-output", local / "groups.csv")
+        assert rc == 0, err
+        assert (out / "result.json").read_bytes() == (local / "result.json").read_bytes(), "exit 0 with another result"
+        assert (out / "groups.csv").read_bytes() == (local / "groups.csv").read_bytes()
+    else:
+        assert_failed_cleanly(proc, outs)
+    print(f"SDK worker {killed['pid']} killed {killed['at'] - t0:.1f} s into the run; beambleu exit "
+          f"{proc.returncode}; stderr: {proc.stderr.strip()[-300:]}")
