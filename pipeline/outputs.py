@@ -332,7 +332,7 @@ class Finalize:
     def __call__(self, elements):
         cfg = self.cfg
         try:
-            corpus, parts, sentence, systems = None, {}, [], None
+            corpus, parts, sentence, systems, segments = None, {}, [], None, []
             for e in elements:
                 if e[0] == "corpus":
                     corpus = e[1]
@@ -340,12 +340,15 @@ class Finalize:
                     parts.setdefault(e[1], []).append((e[2], e[3]))
                 elif e[0] == "systems":
                     systems = (systems or set()) | set(e[2])
+                elif e[0] in ("segments", "repeated"):
+                    segments.append(e)
                 else:
                     sentence.append(e[1])
             if corpus is None:
                 raise ValueError("no pairs were scored")
             if systems is not None:
                 check_baseline(self.sig, systems)
+                check_segments(self.sig, self.spec, segments)
             signatures = [part["signature"] for part in score_parts(corpus)]
             counts = {g: sum(n for _, n in ps) for g, ps in parts.items()}
             sets = grouping_sets(counts, self.spec, cfg)
@@ -421,6 +424,52 @@ def check_baseline(sig, systems) -> None:
     more = f", ... ({len(shown)} in all)" if len(shown) > 20 else ""
     raise PipelineInputError(f"--baseline {sig.baseline!r}: no such system in --system-column {sig.system_column!r} "
                              f"(the systems: {', '.join(map(repr, shown[:20]))}{more})")
+
+
+def _order(value):
+    """A sort key for key values and ids that may be null."""
+    return tuple((v is None, v) for v in value)
+
+
+def check_segments(sig, spec: InputSpec, reports) -> None:
+    """The paired tests are paired (long format): in each tested group (a grouping set with the
+    system column, the same other key values) every system has the baseline's segments (by
+    ``--id-column``), each once, and no other; else a :class:`PipelineInputError` naming the
+    system and the segment (the first by grouping set, other key values, id and system).
+    ``reports``: what :class:`beambleu.transforms.CheckSegments` found. A group whose baseline has
+    no pairs is not tested, so not checked."""
+    flag = "--paired-bs" if sig.intervals else "--paired-ar"
+
+    def where(g, others):
+        names = [c for c in spec.group_by[g] if c != sig.system_column]
+        return f" in {', '.join(f'{c}={v!r}' for c, v in zip(names, others))}" if names else ""
+
+    tail = f" (--id-column {spec.id_column!r})"
+    repeated = [r[1:] for r in reports if r[0] == "repeated"]
+    if repeated:
+        g, others, seg, system, n = min(repeated, key=lambda r: (r[0], _order(r[1]), _order([r[2], r[3]])))
+        times = "twice" if n == 2 else f"{n} times"
+        raise PipelineInputError(f"{flag}: system {system!r} has segment {seg!r} {times}{where(g, others)}{tail}")
+    groups: Dict = {}
+    for _, g, others, systems, seg in (r for r in reports if r[0] == "segments"):
+        groups.setdefault((g, others), []).append((systems, seg))
+    problems = []
+    for (g, others), entries in groups.items():
+        everyone = set().union(*(set(s) for s, _ in entries))
+        if sig.baseline not in everyone:
+            continue
+        for systems, seg in entries:
+            if sig.baseline in systems:
+                problems += [(g, others, seg, s, "lacks") for s in everyone - set(systems)]
+            else:
+                problems += [(g, others, seg, s, "extra") for s in systems]
+    if problems:
+        g, others, seg, system, kind = min(problems, key=lambda r: (r[0], _order(r[1]), _order([r[2], r[3]])))
+        if kind == "lacks":
+            what = f"lacks segment {seg!r} of the baseline {sig.baseline!r}"
+        else:
+            what = f"has segment {seg!r}, which the baseline {sig.baseline!r} lacks"
+        raise PipelineInputError(f"{flag}: system {system!r} {what}{where(g, others)}{tail}")
 
 
 def _reset_staged(cfg: OutputConfig) -> None:

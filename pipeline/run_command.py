@@ -266,7 +266,7 @@ def _run_job(args, beam_argv, spec, metrics, sig, opts, runner_obj, out_cfg, dry
     from . import ownership, results
     from .inputs import plan
     from .outputs import Finalize, commit, prepare_staging, read_summary
-    from .transforms import ComputeMetrics, ReadPairs, ScoreShards
+    from .transforms import CheckSegments, ComputeMetrics, ReadPairs, ScoreShards
 
     t0 = time.monotonic()
     the_plan = plan(args.input, spec)
@@ -301,9 +301,13 @@ def _run_job(args, beam_argv, spec, metrics, sig, opts, runner_obj, out_cfg, dry
     if out_cfg.sentence_tmp:
         check_pair_columns(spec, metrics)
     scored = stats | "ScoreShards" >> beam.ParDo(ScoreShards(metrics, spec, sig, layout, out_cfg.parts_tmp))
+    branches = [scored]
     if out_cfg.sentence_tmp:
-        parts = computed["sentence_parts"] | "PartPaths" >> beam.Map(lambda path: ("sentence", path))
-        scored = (scored, parts) | "Flatten" >> beam.Flatten()
+        branches.append(computed["sentence_parts"] | "PartPaths" >> beam.Map(lambda path: ("sentence", path)))
+    if sig.paired and not spec.wide:  # are the tests paired: every system on the baseline's segments, once
+        branches.append(batches | "CheckSegments" >> CheckSegments(spec, sig.system_column))
+    if len(branches) > 1:
+        scored = tuple(branches) | "Flatten" >> beam.Flatten()
     _ = (scored  # the corpus accumulator and the paths of the parts: small, whatever the number of groups
          | "Gather" >> beam.CombineGlobally(beam.combiners.ToListCombineFn()).without_defaults()
          | "Write" >> beam.FlatMap(Finalize(spec, out_cfg, inputs, sig, layout.schema)))

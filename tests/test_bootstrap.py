@@ -656,3 +656,94 @@ def test_pipeline_integer_system_column_takes_its_baseline_as_an_integer(tmp_pat
     assert rc == 2 and _error_line(err) == ("beambleu: error: --baseline 'alpha': --system-column 'system' holds "
                                             "integers (int64): name one of them")
     assert not (tmp_path / "bad.json").exists()
+
+
+def _sample_with(tmp_path, beta_lines):
+    """The sample shards with beta's rows replaced by the rows of ``beta_lines`` (its line ids, in
+    order: a missing id drops the segment, an id given twice repeats its row)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    alpha = pq.read_table(SAMPLE / "shards" / "alpha.parquet")
+    beta = pq.read_table(SAMPLE / "shards" / "beta.parquet")
+    lines = beta.column("line").to_pylist()
+    beta = beta.take(pa.array([lines.index(i) for i in beta_lines]))
+    d = tmp_path / "in"
+    d.mkdir()
+    pq.write_table(alpha, d / "alpha.parquet")
+    pq.write_table(beta, d / "beta.parquet")
+    return d / "*.parquet"
+
+
+@pytest.mark.parametrize("test", ["--paired-bs", "--paired-ar"])
+@pytest.mark.parametrize("case", ["missing", "twice", "extra", "baseline twice"])
+def test_pipeline_paired_test_on_unpaired_segments_is_one_line_naming_system_and_segment(tmp_path, test, case):
+    """A paired test needs every system on the baseline's segments, each once (sacrebleu: the same
+    lines): a system lacking one of the baseline's segments, having one twice, or having one the
+    baseline lacks, or a baseline with a segment twice, ends the run with one line naming the system
+    and the segment id (exit 1) and no output, in each grouping set with the system column (the
+    test is per group). Today's code gave each a p-value."""
+    import pyarrow.parquet as pq
+
+    ids = list(range(1, 31))
+    beta_lines = {"missing": ids[:6] + ids[7:], "twice": ids[:8] + [7] + ids[8:], "extra": ids,
+                  "baseline twice": ids}[case]
+    glob = _sample_with(tmp_path, beta_lines)
+    if case in ("extra", "baseline twice"):  # alpha loses segment 7, or gets it twice
+        import pyarrow as pa
+
+        a = pq.read_table(tmp_path / "in" / "alpha.parquet")
+        keep = [i for i in range(a.num_rows) if a.column("line")[i].as_py() != 7]
+        if case == "baseline twice":
+            keep = list(range(a.num_rows)) + [6]
+        pq.write_table(a.take(pa.array(keep)), tmp_path / "in" / "alpha.parquet")
+    out = tmp_path / "out"
+    out.mkdir()
+    rc, stdout, err = run_cli("--input", glob, "--group-by", "system", "--group-by", "system,langpair", test,
+                              "--baseline", "alpha", "--id-column", "line", "--output", out / "r.json",
+                              "--groups-output", out / "g.parquet", "--progress", "off")
+    expected = {
+        "missing": "system 'beta' lacks segment 7 of the baseline 'alpha' (--id-column 'line')",
+        "twice": "system 'beta' has segment 7 twice (--id-column 'line')",
+        "extra": "system 'beta' has segment 7, which the baseline 'alpha' lacks (--id-column 'line')",
+        "baseline twice": "system 'alpha' has segment 7 twice (--id-column 'line')",
+    }[case]
+    assert (rc, stdout) == (1, ""), err
+    assert _error_line(err) == f"beambleu: error: {test}: {expected}"
+    assert list(out.iterdir()) == []
+
+
+def test_pipeline_paired_test_names_the_group_of_the_unpaired_segment(tmp_path):
+    """With the segments of two language pairs, a segment missing in one of them is named with its
+    group's other key values (the test pairs the groups of each language pair); ids repeating
+    across language pairs are not duplicates within a group of (system, langpair) alone."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    d = tmp_path / "in"
+    d.mkdir()
+    for name in ("alpha", "beta"):
+        t = pq.read_table(SAMPLE / "shards" / f"{name}.parquet")
+        lp = pa.array(["de-en"] * 15 + ["fr-en"] * 15)
+        t = t.set_column(t.schema.get_field_index("langpair"), "langpair", lp)
+        t = t.set_column(t.schema.get_field_index("line"), "line", pa.array(list(range(1, 16)) * 2, pa.int64()))
+        if name == "beta":
+            t = t.take(pa.array([i for i in range(30) if i != 15 + 3]))  # fr-en line 4
+        pq.write_table(t, d / f"{name}.parquet")
+    rc, _, err = run_cli("--input", d / "*.parquet", "--group-by", "system,langpair", "--paired-bs",
+                         "--baseline", "alpha", "--id-column", "line", "--output", tmp_path / "r.json",
+                         "--progress", "off")
+    assert rc == 1
+    assert _error_line(err) == ("beambleu: error: --paired-bs: system 'beta' lacks segment 4 of the baseline "
+                                "'alpha' in langpair='fr-en' (--id-column 'line')")
+    assert not (tmp_path / "r.json").exists()
+    # the same data, complete: ids 1..15 twice per system are one each in every (system, langpair) group
+    t = pq.read_table(SAMPLE / "shards" / "beta.parquet")
+    t = t.set_column(t.schema.get_field_index("langpair"), "langpair", pa.array(["de-en"] * 15 + ["fr-en"] * 15))
+    t = t.set_column(t.schema.get_field_index("line"), "line", pa.array(list(range(1, 16)) * 2, pa.int64()))
+    pq.write_table(t, d / "beta.parquet")
+    rc, _, err = run_cli("--input", d / "*.parquet", "--group-by", "system,langpair", "--paired-bs",
+                         "--baseline", "alpha", "--id-column", "line", "--output", tmp_path / "r.json",
+                         "--progress", "off")
+    assert rc == 0, err
+    assert all(g["p_value"] is not None for g in load(tmp_path / "r.json")["groups"] if g["key"]["system"] == "beta")
