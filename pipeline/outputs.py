@@ -242,36 +242,52 @@ def commit(cfg: OutputConfig) -> List[str]:
     """Rename every staged output onto its target, in order; a target whose staging path is
     gone was committed by an earlier attempt of this step (a retry after a worker died).
 
-    Local outputs are committed all or none: an earlier output at a target is moved aside
-    first, and only removed once every rename is done; if one fails (a full disk), the renames
-    made are undone (each output back at its staging path, the earlier ones back in place) and
-    the error is raised. (Outputs in object stores are copied, with no undo.)"""
+    Local outputs are committed as one unit, all or none, even if the process dies: a journal is
+    written beside each of them first (:func:`beambleu.ownership.write_journals`), each earlier
+    output at a target is moved aside, then replaced by its staged output; when every rename is
+    done the journals say so (:func:`~beambleu.ownership.mark_committed`), the earlier outputs are
+    removed, and the journals last. If a rename fails (a full disk), the renames made are undone
+    (each output back at its staging path, the earlier ones back in place) and the error is raised;
+    if the process dies, the next run on any of these outputs finishes or undoes the commit from a
+    journal (:func:`~beambleu.ownership.recover_commit`). (Outputs in object stores are copied,
+    with no undo.)"""
     from apache_beam.io.filesystems import FileSystems
 
-    written = []
-    moved = []  # local (staged, target, the earlier output moved aside or None), for the undo
+    written, todo = [], []
+    for staged, target, kind in cfg.pairs():
+        if not FileSystems.exists(staged):
+            if FileSystems.exists(target):  # committed by an earlier attempt
+                written.append(target)
+                continue
+            raise RuntimeError(f"{staged}: staged output disappeared before it was committed to {target}")
+        if kind == "dir" and ownership.read_manifest(staged) is None or \
+                kind == "file" and _unwritten(staged):
+            raise RuntimeError(f"the job ended without writing {target}")  # e.g. a runner dropped the last step
+        todo.append((staged, target, kind))
+    entries = [{"staged": staged, "target": target, "old": ownership.old_path(target)}
+               for staged, target, _ in todo if not ownership.is_url(target)]
+    journals = ownership.write_journals(entries) if entries else []
+    local = iter(entries)
     try:
-        for staged, target, kind in cfg.pairs():
-            if not FileSystems.exists(staged):
-                if FileSystems.exists(target):  # committed by an earlier attempt
-                    written.append(target)
-                    continue
-                raise RuntimeError(f"{staged}: staged output disappeared before it was committed to {target}")
-            if kind == "dir" and ownership.read_manifest(staged) is None or \
-                    kind == "file" and _unwritten(staged):
-                raise RuntimeError(f"the job ended without writing {target}")  # e.g. a runner dropped the last step
+        for staged, target, kind in todo:
             if ownership.is_url(target):
                 (ownership.commit_dir if kind == "dir" else ownership.commit_file)(staged, target)
             else:
-                moved.append((staged, target, ownership.move_aside(target)))
+                e = next(local)
+                if e["old"]:
+                    os.rename(target, e["old"])
                 os.rename(staged, target)
             written.append(target)
+        if journals:
+            ownership.mark_committed(journals)
     except BaseException:
-        ownership.undo_renames(moved)
+        ownership.roll_back(entries)
+        ownership.remove_journals(journals)
         raise
-    for _, _, old in moved:
-        if old:
-            ownership.remove_tree(old)
+    for e in entries:
+        if e["old"]:
+            ownership.remove_tree(e["old"])
+    ownership.remove_journals(journals)
     if cfg.parts_tmp:
         ownership.remove_tree(cfg.parts_tmp)
     return written

@@ -273,9 +273,10 @@ def _run_job(args, beam_argv, spec, metrics, sig, opts, runner_obj, out_cfg, dry
     if sig.paired and not spec.wide:
         sig = typed_baseline(sig, the_plan.schema)
     if not dry_run:  # a dry run builds the job but never touches its outputs
-        ownership.check_outputs(out_cfg.targets(), [*the_plan.files, *read_files(metrics)], args.overwrite)
-        for t in out_cfg.targets():
+        for t in out_cfg.targets():  # what a run that died left: its commit finished or undone, its staging
+            ownership.recover_commit(t.path)
             ownership.remove_stale_staging(t.path)
+        ownership.check_outputs(out_cfg.targets(), [*the_plan.files, *read_files(metrics)], args.overwrite)
     local = runner_obj is not None and type(runner_obj).__name__ == "FnApiRunner"
     if local:
         scale_local_runner(opts, beam_argv, the_plan.total_rows)
