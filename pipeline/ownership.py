@@ -39,6 +39,8 @@ STAGING_MARK = ".beambleu-tmp-"
 OLD_MARK = ".beambleu-old-"
 #: the commit's journal beside each local output: ``.NAME.beambleu-commit`` (see :func:`write_journals`)
 JOURNAL_MARK = ".beambleu-commit"
+#: the lock a run holds beside each local output while it runs: ``.NAME.beambleu-lock``, its pid
+LOCK_MARK = ".beambleu-lock"
 
 
 class UnsafeOutput(UsageError):
@@ -280,6 +282,110 @@ def old_path(target: str) -> Optional[str]:
     """Where the commit moves what is at a local ``target`` aside (``.NAME.beambleu-old-*``, which
     :func:`remove_stale_staging` finds should the process die), or None when nothing is there."""
     return staging_path(target, OLD_MARK) if os.path.lexists(target) else None
+
+
+class OutputBusy(UnsafeOutput):
+    """An output another live beambleu run is writing (its lock is there): bad usage, exit 2."""
+
+
+def lock_path(target: str) -> str:
+    head, name = os.path.split(os.path.abspath(target))
+    return os.path.join(head, f".{name}{LOCK_MARK}")
+
+
+def _lock_pid(path: str) -> Optional[int]:
+    try:
+        with open(path, encoding="ascii", errors="replace") as fh:
+            text = fh.read().strip()
+    except FileNotFoundError:
+        return None
+    return int(text) if text.isdigit() else 0
+
+
+def take_locks(targets: Sequence[Target]) -> List[str]:
+    """Lock every local output for this process: ``.NAME.beambleu-lock`` beside it, holding the pid,
+    made whole and linked into place (so it appears with its pid, and only if absent). A lock of a
+    dead process is taken over; one of a live process is :class:`OutputBusy`, naming the lock and
+    that pid (the locks taken so far are released). Returns the locks, for :func:`release_locks`."""
+    taken: List[str] = []
+    try:
+        for t in targets:
+            lock = None if is_url(t.path) else _take_lock(t)
+            if lock:
+                taken.append(lock)
+    except BaseException:
+        release_locks(taken)
+        raise
+    return taken
+
+
+#: folders :func:`take_locks` made for its locks (the topmost of each), removed with them if still empty
+_made_dirs: Dict[str, str] = {}
+
+
+def _take_lock(t: Target) -> Optional[str]:
+    path = lock_path(t.path)
+    head = top = os.path.dirname(path)
+    while not os.path.lexists(os.path.dirname(top)) and os.path.dirname(top) != top:
+        top = os.path.dirname(top)
+    tmp = staging_path(t.path)  # a dead process's is removed by remove_stale_staging
+    try:
+        if not os.path.lexists(head):
+            os.makedirs(head)
+            _made_dirs[path] = top
+        with open(tmp, "x", encoding="ascii") as fh:
+            fh.write(f"{os.getpid()}\n")
+    except OSError:
+        return None  # no folder to lock in (its parent is a file, ...): the output checks say why
+    try:
+        for _ in range(10):
+            try:
+                os.link(tmp, path)
+                return path
+            except FileExistsError:
+                pass
+            pid = _lock_pid(path)
+            if pid is None:
+                continue  # released meanwhile
+            if pid and _alive(pid) and pid != os.getpid():
+                raise OutputBusy(f"{t.path}: {t.flag} is being written by another beambleu run (pid {pid}; its lock "
+                                 f"is {path}); run again when it has ended, or remove the lock if that process "
+                                 "is not beambleu")
+            stale = f"{path}-stale-{os.getpid()}"
+            try:
+                os.rename(path, stale)  # one taker wins; the others find the winner's lock
+            except FileNotFoundError:
+                continue
+            if _lock_pid(stale) != pid:  # another taker's fresh lock: put it back, and look again
+                try:
+                    os.link(stale, path)
+                except FileExistsError:
+                    pass
+            os.remove(stale)
+        raise OutputBusy(f"{t.path}: {t.flag}: could not take its lock {path}")
+    finally:
+        os.remove(tmp)
+
+
+def release_locks(locks: Sequence[str]) -> None:
+    """Remove this process's locks (best effort, never raises)."""
+    for path in locks:
+        try:
+            if _lock_pid(path) == os.getpid():
+                os.remove(path)
+        except OSError:
+            pass
+        made = _made_dirs.pop(path, None)
+        if made:  # the folders made for the lock, if the run left nothing in them
+            head = os.path.dirname(path)
+            try:
+                while True:
+                    os.rmdir(head)
+                    if head == made:
+                        break
+                    head = os.path.dirname(head)
+            except OSError:
+                pass
 
 
 def journal_path(target: str) -> str:

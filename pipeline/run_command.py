@@ -254,9 +254,16 @@ def run(args, beam_argv: List[str]) -> int:
                                   commit_in_job=args.detach, json_groups_limit=args.json_groups_limit)
     if not dry_run:
         check_job_endpoint(opts)
-    guard = _SignalGuard(out_cfg)
-    with guard:
-        return _run_job(args, beam_argv, spec, metrics, sig, opts, runner_obj, out_cfg, dry_run, guard)
+    from . import ownership
+
+    # no other run may write these outputs while this one runs (a dry run never touches them)
+    locks = [] if dry_run else ownership.take_locks(out_cfg.targets())
+    guard = _SignalGuard(out_cfg, locks=locks)
+    try:
+        with guard:
+            return _run_job(args, beam_argv, spec, metrics, sig, opts, runner_obj, out_cfg, dry_run, guard)
+    finally:
+        ownership.release_locks(locks)
 
 
 def _run_job(args, beam_argv, spec, metrics, sig, opts, runner_obj, out_cfg, dry_run, guard) -> int:
@@ -367,8 +374,8 @@ class _SignalGuard:
     (``os._exit``) once beambleu's own cleanup is done. Inside :meth:`deferred` (the commit) a
     signal waits until the renames are done, so that a run leaves every output or none."""
 
-    def __init__(self, cfg, pipeline=None):
-        self.cfg, self.pipeline = cfg, pipeline
+    def __init__(self, cfg, pipeline=None, locks=()):
+        self.cfg, self.pipeline, self.locks = cfg, pipeline, locks
         self.staged = False
         self._defer = False
         self._pending = None
@@ -411,8 +418,11 @@ class _SignalGuard:
 
         from .stderr_filter import emergency_exit
 
+        from .ownership import release_locks
+
         if self.staged and not committed:
             self.cfg.remove_staged()
+        release_locks(self.locks)
         _kill_child_processes()
         tempdir = getattr(self.pipeline, "local_tempdir", None)  # Beam's own, removed when run() returns
         if tempdir:

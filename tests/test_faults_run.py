@@ -479,6 +479,51 @@ def _visible_of(state: dict) -> dict:
     return {k: v for k, v in state.items() if not any(part.startswith(".") for part in Path(k).parts)}
 
 
+# ---------------------------------------------------------------- two runs on the same outputs ---
+
+def test_a_second_run_on_outputs_being_written_is_refused_and_the_first_completes(tmp_path, slow_input):
+    """Two real processes on the same outputs: while the first runs, the second is refused before it
+    does anything, one line naming the lock and the first run's pid (exit 2, as an output refused);
+    the first then commits its outputs, and its locks are gone. (Today the second ran, and the
+    later commit silently replaced what the first had written.)"""
+    proc, lines, pump = _start_run(tmp_path, slow_input)
+    try:
+        rc, stdout, err = run_cli("--input", SHARDS, "--group-by", "system", "--output", tmp_path / "out" / "r.json",
+                                  "--overwrite", "--progress", "off")
+        still_running = proc.poll() is None
+    finally:
+        proc.wait(timeout=120)
+        pump.join(5)
+    assert still_running, "the first run ended before the second started: the test proves nothing"
+    lock = tmp_path / "out" / ".r.json.beambleu-lock"
+    assert (rc, stdout) == (2, ""), err
+    assert error_line(err) == (f"beambleu: error: {tmp_path / 'out' / 'r.json'}: --output is being written by "
+                               f"another beambleu run (pid {proc.pid}; its lock is {lock}); run again when it has "
+                               "ended, or remove the lock if that process is not beambleu")
+    assert proc.returncode == 0, "".join(lines)
+    assert sorted(os.listdir(tmp_path / "out")) == ["g.csv", "r.json", "sent"]
+    assert load(tmp_path / "out" / "r.json")["inputs"]["pairs"] == 150_000  # the first run's, not replaced
+
+
+def test_a_lock_of_a_dead_process_is_taken_over_and_one_of_a_live_one_is_not(tmp_path):
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    lock = tmp_path / ".r.json.beambleu-lock"
+    lock.write_text(f"{int(dead.stdout)}\n")
+    rc, _, err = run_cli("--input", SHARDS, "--output", tmp_path / "r.json", "--progress", "off")
+    assert rc == 0, err
+    assert sorted(os.listdir(tmp_path)) == ["r.json"]  # taken over, then released
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        lock.write_text(f"{alive.pid}\n")
+        before = tree(tmp_path)
+        rc, _, err = run_cli("--input", SHARDS, "--output", tmp_path / "r.json", "--overwrite", "--progress", "off")
+        assert rc == 2 and f"(pid {alive.pid}; its lock is {lock})" in error_line(err)
+        assert tree(tmp_path) == before
+    finally:
+        alive.kill()
+        alive.wait()
+
+
 # ---------------------------------------------------------------- CSV, stdout, usage ---
 
 def test_groups_csv_round_trips_to_the_parquet_table(tmp_path):
