@@ -481,7 +481,8 @@ def _score_line(head: str, d: Dict) -> str:
     ci = Interval(d["confidence_mean"], d["confidence_low"], d["confidence_high"], d["confidence_half_width"]) \
         if d.get("confidence") else None
     paired = Paired(d["p_value"], d["difference"]) if d.get("p_value") is not None else None
-    return formats.score_line(head, d["score"], 1, interval=ci, verbose=d.get("verbose_score", ""), paired=paired)
+    line = formats.score_line(head, d["score"], 1, interval=ci, verbose=d.get("verbose_score", ""), paired=paired)
+    return f"{line} [{d['confidence_note']}]" if d.get("confidence_note") else line
 
 
 def summary_lines(summary: Dict, cfg) -> List[str]:
