@@ -335,8 +335,9 @@ def _take_lock(t: Target) -> Optional[str]:
             _made_dirs[path] = top
         with open(tmp, "x", encoding="ascii") as fh:
             fh.write(f"{os.getpid()}\n")
-    except OSError:
-        return None  # no folder to lock in (its parent is a file, ...): the output checks say why
+    except OSError:  # no folder to lock in (its parent is a file, ...), a full disk: the run says why
+        remove_tree(tmp)
+        return None
     try:
         for _ in range(10):
             try:
@@ -344,6 +345,8 @@ def _take_lock(t: Target) -> Optional[str]:
                 return path
             except FileExistsError:
                 pass
+            except OSError:  # (a full disk)
+                return None
             pid = _lock_pid(path)
             if pid is None:
                 continue  # released meanwhile
