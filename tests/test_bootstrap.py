@@ -842,3 +842,29 @@ def test_the_group_table_counts_the_empty_replicates_of_each_group(tmp_path):
         else:  # 2 pairs (alpha's and beta's) of the same id: both drawn, or neither, e**-1 of the time
             w = bs.weights(bs.row_keys_from_ids([doc["key"]["line"]]), 1000, 12345)[:, 0]
             assert row["confidence_empty_resamples"] == int((w == 0).sum()) > 0
+
+
+def test_report_marks_the_groups_too_small_for_their_interval(tmp_path):
+    """`beambleu report` marks with ~ a score whose interval left out empty resamples, and says
+    what ~ means; groups of 30 pairs (no empty resample) are not marked."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    line = "the cat sat on the mat"
+    pq.write_table(pa.table({"candidate": [line, "a b c"], "references": [[line], ["a b c d"]],
+                             "system": ["x", "y"]}), tmp_path / "two.parquet")
+    for name, inp in (("tiny", tmp_path / "two.parquet"), ("sample", SAMPLE / "shards" / "*.parquet")):
+        rc, _, err = run_cli("--input", inp, "--group-by", "system", "--confidence", "--output",
+                             tmp_path / f"{name}.json", "--progress", "off")
+        assert rc == 0, err
+    report = subprocess.run([sys.executable, "-m", "beambleu.cli", "report", tmp_path / "tiny.json"],
+                            capture_output=True, text=True)
+    assert report.returncode == 0, report.stderr
+    lines = report.stdout.splitlines()
+    assert [ln.split()[0] for ln in lines if ln.endswith(" ~")] == ["x", "y"]
+    assert lines[0].endswith("] ~ on 2 pairs")
+    assert lines[-1] == ("~: too small for its interval: the resamples that drew none of its pairs are left out "
+                         "(its confidence_note in the JSON says how many)")
+    sample = subprocess.run([sys.executable, "-m", "beambleu.cli", "report", tmp_path / "sample.json"],
+                            capture_output=True, text=True)
+    assert sample.returncode == 0 and "~" not in sample.stdout, sample.stderr
