@@ -75,11 +75,13 @@ class Interval:
     low: float
     high: float
     half_width: float
+    #: replicates left out because they drew none of the group's pairs (see :func:`empty_replicates`)
+    empty: int = 0
 
     @classmethod
-    def of(cls, scores: Sequence[float]) -> "Interval":
+    def of(cls, scores: Sequence[float], empty: int = 0) -> "Interval":
         ci = bs.percentile_interval(scores)
-        return cls(ci["mean"], ci["low"], ci["high"], ci["half_width"])
+        return cls(ci["mean"], ci["low"], ci["high"], ci["half_width"], empty)
 
     def text(self, width: int) -> str:
         """``μ = mean ± half-width`` with ``width`` decimals."""
@@ -112,6 +114,8 @@ class MetricResult:
     interval: Optional[Interval] = None
     replicate_scores: Optional[List[float]] = None
     swapped: Optional[np.ndarray] = None
+    #: bool[B]: the bootstrap replicates that drew none of the pairs (left out of the interval)
+    empty: Optional[np.ndarray] = None
 
 
 def signature(metric: Metric, nrefs, resampling: Optional[Resampling] = None) -> SignatureFields:
@@ -139,7 +143,9 @@ def score_metric(metric: Metric, totals: np.ndarray, nrefs=None, replicates: Opt
             raise ValueError(f"the accumulator holds {held} replicates, expected {resampling.n}")
         if resampling.intervals:
             result.replicate_scores = bs.replicate_scores(metric, replicates)
-            result.interval = Interval.of(result.replicate_scores)
+            result.empty = empty_replicates(totals, replicates)
+            kept = [sc for sc, e in zip(result.replicate_scores, result.empty) if not e]
+            result.interval = Interval.of(kept, int(result.empty.sum())) if kept else None
         else:
             result.swapped = np.asarray(replicates, dtype=np.int64)
     return result
@@ -164,6 +170,21 @@ def replicate_block(rows: np.ndarray, row_keys: np.ndarray, resampling: Resampli
     return draw(rows, row_keys, resampling.n, resampling.seed)[0]
 
 
+def empty_replicates(totals: np.ndarray, replicates: np.ndarray) -> np.ndarray:
+    """bool[B]: the bootstrap replicates that drew none of the pairs: all their totals are zero
+    where the group's are not. sacrebleu resamples n of the n lines, never an empty corpus; the
+    Poisson bootstrap draws each pair's count independently, so a replicate of a group of n pairs is
+    empty with probability e**-n (a third of them for one pair). Scored, such a replicate is the
+    empty corpus (BLEU 0), which no resample of sacrebleu's is: they are left out of the interval
+    and of the paired bootstrap test, and counted (``Interval.empty``). (A replicate that drew only
+    pairs without statistics, if the group has some, looks the same and is left out too: it scores
+    as the empty corpus.)"""
+    replicates = np.asarray(replicates, dtype=np.int64)
+    if not np.any(totals):
+        return np.zeros(len(replicates), dtype=bool)
+    return ~replicates.any(axis=1)
+
+
 def paired_test(system: MetricResult, baseline: MetricResult) -> Paired:
     """``system`` against ``baseline`` (the same metric, resampled alike): the paired bootstrap
     test when both hold replicate scores, the approximate randomization test when both hold
@@ -171,8 +192,14 @@ def paired_test(system: MetricResult, baseline: MetricResult) -> Paired:
     if system.swapped is not None and baseline.swapped is not None:
         p = bs.randomization_test(system.metric, baseline.totals, baseline.swapped, system.totals, system.swapped)
     elif system.replicate_scores is not None and baseline.replicate_scores is not None:
-        p = bs.paired_p_value(system.replicate_scores, baseline.replicate_scores, system.score.score,
-                              baseline.score.score)
+        keep = np.ones(len(system.replicate_scores), dtype=bool)
+        for r in (system, baseline):  # replicates empty for either system are left out (empty_replicates)
+            if r.empty is not None:
+                keep &= ~r.empty
+        if not keep.any():  # (B tiny, n tiny) every replicate is the empty corpus for both: all tie
+            keep[:] = True
+        p = bs.paired_p_value(np.asarray(system.replicate_scores)[keep], np.asarray(baseline.replicate_scores)[keep],
+                              system.score.score, baseline.score.score)
     else:
         raise ValueError("a paired test needs both systems resampled (bootstrap replicates or randomization trials)")
     return Paired(p, system.score.score - baseline.score.score)

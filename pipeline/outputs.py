@@ -242,36 +242,52 @@ def commit(cfg: OutputConfig) -> List[str]:
     """Rename every staged output onto its target, in order; a target whose staging path is
     gone was committed by an earlier attempt of this step (a retry after a worker died).
 
-    Local outputs are committed all or none: an earlier output at a target is moved aside
-    first, and only removed once every rename is done; if one fails (a full disk), the renames
-    made are undone (each output back at its staging path, the earlier ones back in place) and
-    the error is raised. (Outputs in object stores are copied, with no undo.)"""
+    Local outputs are committed as one unit, all or none, even if the process dies: a journal is
+    written beside each of them first (:func:`beambleu.ownership.write_journals`), each earlier
+    output at a target is moved aside, then replaced by its staged output; when every rename is
+    done the journals say so (:func:`~beambleu.ownership.mark_committed`), the earlier outputs are
+    removed, and the journals last. If a rename fails (a full disk), the renames made are undone
+    (each output back at its staging path, the earlier ones back in place) and the error is raised;
+    if the process dies, the next run on any of these outputs finishes or undoes the commit from a
+    journal (:func:`~beambleu.ownership.recover_commit`). (Outputs in object stores are copied,
+    with no undo.)"""
     from apache_beam.io.filesystems import FileSystems
 
-    written = []
-    moved = []  # local (staged, target, the earlier output moved aside or None), for the undo
+    written, todo = [], []
+    for staged, target, kind in cfg.pairs():
+        if not FileSystems.exists(staged):
+            if FileSystems.exists(target):  # committed by an earlier attempt
+                written.append(target)
+                continue
+            raise RuntimeError(f"{staged}: staged output disappeared before it was committed to {target}")
+        if kind == "dir" and ownership.read_manifest(staged) is None or \
+                kind == "file" and _unwritten(staged):
+            raise RuntimeError(f"the job ended without writing {target}")  # e.g. a runner dropped the last step
+        todo.append((staged, target, kind))
+    entries = [{"staged": staged, "target": target, "old": ownership.old_path(target)}
+               for staged, target, _ in todo if not ownership.is_url(target)]
+    journals = ownership.write_journals(entries) if entries else []
+    local = iter(entries)
     try:
-        for staged, target, kind in cfg.pairs():
-            if not FileSystems.exists(staged):
-                if FileSystems.exists(target):  # committed by an earlier attempt
-                    written.append(target)
-                    continue
-                raise RuntimeError(f"{staged}: staged output disappeared before it was committed to {target}")
-            if kind == "dir" and ownership.read_manifest(staged) is None or \
-                    kind == "file" and _unwritten(staged):
-                raise RuntimeError(f"the job ended without writing {target}")  # e.g. a runner dropped the last step
+        for staged, target, kind in todo:
             if ownership.is_url(target):
                 (ownership.commit_dir if kind == "dir" else ownership.commit_file)(staged, target)
             else:
-                moved.append((staged, target, ownership.move_aside(target)))
+                e = next(local)
+                if e["old"]:
+                    os.rename(target, e["old"])
                 os.rename(staged, target)
             written.append(target)
+        if journals:
+            ownership.mark_committed(journals)
     except BaseException:
-        ownership.undo_renames(moved)
+        ownership.roll_back(entries)
+        ownership.remove_journals(journals)
         raise
-    for _, _, old in moved:
-        if old:
-            ownership.remove_tree(old)
+    for e in entries:
+        if e["old"]:
+            ownership.remove_tree(e["old"])
+    ownership.remove_journals(journals)
     if cfg.parts_tmp:
         ownership.remove_tree(cfg.parts_tmp)
     return written
@@ -332,7 +348,7 @@ class Finalize:
     def __call__(self, elements):
         cfg = self.cfg
         try:
-            corpus, parts, sentence, systems = None, {}, [], None
+            corpus, parts, sentence, systems, segments = None, {}, [], None, []
             for e in elements:
                 if e[0] == "corpus":
                     corpus = e[1]
@@ -340,12 +356,15 @@ class Finalize:
                     parts.setdefault(e[1], []).append((e[2], e[3]))
                 elif e[0] == "systems":
                     systems = (systems or set()) | set(e[2])
+                elif e[0] in ("segments", "repeated"):
+                    segments.append(e)
                 else:
                     sentence.append(e[1])
             if corpus is None:
                 raise ValueError("no pairs were scored")
             if systems is not None:
                 check_baseline(self.sig, systems)
+                check_segments(self.sig, self.spec, segments)
             signatures = [part["signature"] for part in score_parts(corpus)]
             counts = {g: sum(n for _, n in ps) for g, ps in parts.items()}
             sets = grouping_sets(counts, self.spec, cfg)
@@ -421,6 +440,52 @@ def check_baseline(sig, systems) -> None:
     more = f", ... ({len(shown)} in all)" if len(shown) > 20 else ""
     raise PipelineInputError(f"--baseline {sig.baseline!r}: no such system in --system-column {sig.system_column!r} "
                              f"(the systems: {', '.join(map(repr, shown[:20]))}{more})")
+
+
+def _order(value):
+    """A sort key for key values and ids that may be null."""
+    return tuple((v is None, v) for v in value)
+
+
+def check_segments(sig, spec: InputSpec, reports) -> None:
+    """The paired tests are paired (long format): in each tested group (a grouping set with the
+    system column, the same other key values) every system has the baseline's segments (by
+    ``--id-column``), each once, and no other; else a :class:`PipelineInputError` naming the
+    system and the segment (the first by grouping set, other key values, id and system).
+    ``reports``: what :class:`beambleu.transforms.CheckSegments` found. A group whose baseline has
+    no pairs is not tested, so not checked."""
+    flag = "--paired-bs" if sig.intervals else "--paired-ar"
+
+    def where(g, others):
+        names = [c for c in spec.group_by[g] if c != sig.system_column]
+        return f" in {', '.join(f'{c}={v!r}' for c, v in zip(names, others))}" if names else ""
+
+    tail = f" (--id-column {spec.id_column!r})"
+    repeated = [r[1:] for r in reports if r[0] == "repeated"]
+    if repeated:
+        g, others, seg, system, n = min(repeated, key=lambda r: (r[0], _order(r[1]), _order([r[2], r[3]])))
+        times = "twice" if n == 2 else f"{n} times"
+        raise PipelineInputError(f"{flag}: system {system!r} has segment {seg!r} {times}{where(g, others)}{tail}")
+    groups: Dict = {}
+    for _, g, others, systems, seg in (r for r in reports if r[0] == "segments"):
+        groups.setdefault((g, others), []).append((systems, seg))
+    problems = []
+    for (g, others), entries in groups.items():
+        everyone = set().union(*(set(s) for s, _ in entries))
+        if sig.baseline not in everyone:
+            continue
+        for systems, seg in entries:
+            if sig.baseline in systems:
+                problems += [(g, others, seg, s, "lacks") for s in everyone - set(systems)]
+            else:
+                problems += [(g, others, seg, s, "extra") for s in systems]
+    if problems:
+        g, others, seg, system, kind = min(problems, key=lambda r: (r[0], _order(r[1]), _order([r[2], r[3]])))
+        if kind == "lacks":
+            what = f"lacks segment {seg!r} of the baseline {sig.baseline!r}"
+        else:
+            what = f"has segment {seg!r}, which the baseline {sig.baseline!r} lacks"
+        raise PipelineInputError(f"{flag}: system {system!r} {what}{where(g, others)}{tail}")
 
 
 def _reset_staged(cfg: OutputConfig) -> None:

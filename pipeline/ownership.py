@@ -13,7 +13,9 @@ Rules (checked before any work starts, each failure one line, exit 2):
 Writing: every output is first written to a hidden staging path beside its target
 (``.NAME.beambleu-tmp-XXXX``) and committed by renames once all are complete; a directory
 appears by one rename, its manifest listing every part, so a reader can tell a complete
-directory from a torn one. Staging paths are found and removed by :func:`remove_staged`.
+directory from a torn one. The renames of a set are one unit, through a journal beside each local
+output (:func:`write_journals`, :func:`recover_commit`). Staging paths of dead processes are found
+and removed by :func:`remove_stale_staging`.
 
 Local paths use :mod:`os`; URLs (``gs://``, ``s3://``) go through Beam's ``FileSystems`` and
 are only imported when used (``beambleu convert`` and ``score`` never import Beam).
@@ -35,6 +37,10 @@ from .errors import UsageError
 MANIFEST = "_beambleu_manifest.json"
 STAGING_MARK = ".beambleu-tmp-"
 OLD_MARK = ".beambleu-old-"
+#: the commit's journal beside each local output: ``.NAME.beambleu-commit`` (see :func:`write_journals`)
+JOURNAL_MARK = ".beambleu-commit"
+#: the lock a run holds beside each local output while it runs: ``.NAME.beambleu-lock``, its pid
+LOCK_MARK = ".beambleu-lock"
 
 
 class UnsafeOutput(UsageError):
@@ -272,29 +278,220 @@ def commit_dir(staged: str, target: str) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def move_aside(target: str) -> Optional[str]:
-    """Rename what is at a local ``target`` to a hidden path beside it (``.NAME.beambleu-old-*``,
-    which :func:`remove_stale_staging` finds should the process die), and return that path; None
-    when nothing is there."""
-    if not os.path.lexists(target):
+def old_path(target: str) -> Optional[str]:
+    """Where the commit moves what is at a local ``target`` aside (``.NAME.beambleu-old-*``, which
+    :func:`remove_stale_staging` finds should the process die), or None when nothing is there."""
+    return staging_path(target, OLD_MARK) if os.path.lexists(target) else None
+
+
+class OutputBusy(UnsafeOutput):
+    """An output another live beambleu run is writing (its lock is there): bad usage, exit 2."""
+
+
+def lock_path(target: str) -> str:
+    head, name = os.path.split(os.path.abspath(target))
+    return os.path.join(head, f".{name}{LOCK_MARK}")
+
+
+def _lock_pid(path: str) -> Optional[int]:
+    try:
+        with open(path, encoding="ascii", errors="replace") as fh:
+            text = fh.read().strip()
+    except FileNotFoundError:
         return None
-    old = staging_path(target, OLD_MARK)
-    os.rename(target, old)
-    return old
+    return int(text) if text.isdigit() else 0
 
 
-def undo_renames(moved: Sequence) -> None:
-    """Undo a commit's renames, last first: each ``(staged, target, old)`` output goes back to its
-    staging path, and the earlier output moved aside (``old``) back to its target (best effort,
-    never raises: the error being reported is the commit's)."""
-    for staged, target, old in reversed(list(moved)):
+def take_locks(targets: Sequence[Target]) -> List[str]:
+    """Lock every local output for this process: ``.NAME.beambleu-lock`` beside it, holding the pid,
+    made whole and linked into place (so it appears with its pid, and only if absent). A lock of a
+    dead process is taken over; one of a live process is :class:`OutputBusy`, naming the lock and
+    that pid (the locks taken so far are released). Returns the locks, for :func:`release_locks`."""
+    taken: List[str] = []
+    try:
+        for t in targets:
+            lock = None if is_url(t.path) else _take_lock(t)
+            if lock:
+                taken.append(lock)
+    except BaseException:
+        release_locks(taken)
+        raise
+    return taken
+
+
+#: folders :func:`take_locks` made for its locks (the topmost of each), removed with them if still empty
+_made_dirs: Dict[str, str] = {}
+
+
+def _take_lock(t: Target) -> Optional[str]:
+    path = lock_path(t.path)
+    head = top = os.path.dirname(path)
+    while not os.path.lexists(os.path.dirname(top)) and os.path.dirname(top) != top:
+        top = os.path.dirname(top)
+    tmp = staging_path(t.path)  # a dead process's is removed by remove_stale_staging
+    try:
+        if not os.path.lexists(head):
+            os.makedirs(head)
+            _made_dirs[path] = top
+        with open(tmp, "x", encoding="ascii") as fh:
+            fh.write(f"{os.getpid()}\n")
+    except OSError:  # no folder to lock in (its parent is a file, ...), a full disk: the run says why
+        remove_tree(tmp)
+        return None
+    try:
+        for _ in range(10):
+            try:
+                os.link(tmp, path)
+                return path
+            except FileExistsError:
+                pass
+            except OSError:  # (a full disk)
+                return None
+            pid = _lock_pid(path)
+            if pid is None:
+                continue  # released meanwhile
+            if pid and _alive(pid) and pid != os.getpid():
+                raise OutputBusy(f"{t.path}: {t.flag} is being written by another beambleu run (pid {pid}; its lock "
+                                 f"is {path}); run again when it has ended, or remove the lock if that process "
+                                 "is not beambleu")
+            stale = f"{path}-stale-{os.getpid()}"
+            try:
+                os.rename(path, stale)  # one taker wins; the others find the winner's lock
+            except FileNotFoundError:
+                continue
+            if _lock_pid(stale) != pid:  # another taker's fresh lock: put it back, and look again
+                try:
+                    os.link(stale, path)
+                except FileExistsError:
+                    pass
+            os.remove(stale)
+        raise OutputBusy(f"{t.path}: {t.flag}: could not take its lock {path}")
+    finally:
+        os.remove(tmp)
+
+
+def release_locks(locks: Sequence[str]) -> None:
+    """Remove this process's locks (best effort, never raises)."""
+    for path in locks:
         try:
-            if not os.path.lexists(staged) and os.path.lexists(target):
+            if _lock_pid(path) == os.getpid():
+                os.remove(path)
+        except OSError:
+            pass
+        made = _made_dirs.pop(path, None)
+        if made:  # the folders made for the lock, if the run left nothing in them
+            head = os.path.dirname(path)
+            try:
+                while True:
+                    os.rmdir(head)
+                    if head == made:
+                        break
+                    head = os.path.dirname(head)
+            except OSError:
+                pass
+
+
+def journal_path(target: str) -> str:
+    """The commit journal beside a local ``target``: ``.NAME.beambleu-commit``."""
+    head, name = os.path.split(os.path.abspath(target))
+    return os.path.join(head, f".{name}{JOURNAL_MARK}")
+
+
+def _write_synced(path: str, doc: Dict, exclusive: bool) -> None:
+    with open(path, "x" if exclusive else "w", encoding="utf-8") as fh:
+        json.dump(doc, fh)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def write_journals(entries: Sequence[Dict]) -> List[str]:
+    """Before a commit's renames: the journal, one copy beside each local target, each listing every
+    rename of the set (``staged``, ``target``, ``old``: where an earlier output at the target is
+    moved aside, or None) and the writing process (``pid``), in state ``renaming``. Until the copies
+    are gone the set is not committed: :func:`recover_commit` undoes it (any copy ``renaming``) or
+    finishes it (a copy ``committed``: :func:`mark_committed`). Returns the journals' paths."""
+    paths = [journal_path(e["target"]) for e in entries]
+    doc = {"written_by": "beambleu", "pid": os.getpid(), "state": "renaming", "entries": list(entries),
+           "journals": paths}
+    for path in paths:
+        _write_synced(path, doc, exclusive=True)
+    return paths
+
+
+def mark_committed(journals: Sequence[str]) -> None:
+    """Every rename of the set is done: each journal copy says so (replaced whole, one at a time),
+    so that a death from here on is finished, not undone: the earlier outputs may be removed."""
+    doc = _read_journal(journals[0]) if journals else None
+    for path in journals:
+        doc = _read_journal(path) or doc
+        tmp = path + "-new"
+        _write_synced(tmp, {**doc, "state": "committed"}, exclusive=False)
+        os.replace(tmp, path)
+
+
+def remove_journals(journals: Sequence[str]) -> None:
+    for path in journals:
+        for p in (path + "-new", path):
+            try:
+                os.remove(p)
+            except FileNotFoundError:
+                pass
+
+
+def _read_journal(path: str) -> Optional[Dict]:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except (OSError, ValueError):
+        return None  # torn while written, before any rename: it holds nothing to undo
+    ok = isinstance(doc, dict) and doc.get("written_by") == "beambleu" and isinstance(doc.get("entries"), list)
+    return doc if ok else None
+
+
+def roll_back(entries: Sequence[Dict]) -> None:
+    """Undo a commit's renames, last first (idempotent, whatever point it had reached): an output
+    that reached its target goes back to its staging path, and the earlier output moved aside
+    (``old``) back to its target. Best effort, never raises."""
+    for e in reversed(list(entries)):
+        staged, target, old = e["staged"], e["target"], e.get("old")
+        try:
+            if not os.path.lexists(staged) and os.path.lexists(target):  # the new output reached it
                 os.rename(target, staged)
             if old and os.path.lexists(old) and not os.path.lexists(target):
                 os.rename(old, target)
         except OSError:
             pass
+
+
+def recover_commit(target: str) -> Optional[str]:
+    """Finish or undo the commit a dead process left beside a local ``target`` (its journal): with
+    a copy of the journal saying ``committed`` every output is in place, and the earlier outputs
+    moved aside are removed; else the renames are undone (every earlier output back, the new ones
+    back at their staging paths, removed). The journal copies go last. Returns what was done
+    (``"finished"``, ``"undone"``) or None (no journal, or its process is alive)."""
+    if is_url(target):
+        return None
+    path = journal_path(target)
+    if not os.path.lexists(path):
+        return None
+    docs = [d for d in (_read_journal(path),) if d]
+    if docs and docs[0].get("pid") != os.getpid() and _alive(int(docs[0].get("pid", 0) or 0)):
+        return None  # being committed right now by that process
+    journals = list(dict.fromkeys([path, *(j for d in docs for j in d.get("journals", []))]))
+    docs = [d for d in (_read_journal(j) for j in journals) if d]
+    entries = next((d["entries"] for d in docs), [])
+    if any(d.get("state") == "committed" for d in docs):
+        for e in entries:
+            if e.get("old"):
+                remove_tree(e["old"])
+        done = "finished"
+    else:
+        roll_back(entries)
+        for e in entries:
+            remove_tree(e["staged"])
+        done = "undone"
+    remove_journals(journals)
+    return done
 
 
 def remove_tree(path: str) -> None:

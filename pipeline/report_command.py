@@ -270,6 +270,8 @@ def cell(g: Dict, width: int, baseline: Optional[str], system: str) -> str:
     text = _fmt(g["score"], width)
     if "confidence_low" in g:
         text += f" [{_fmt(g['confidence_low'], width)}, {_fmt(g['confidence_high'], width)}]"
+    if g.get("confidence_empty_resamples"):
+        text += " ~"
     if baseline is not None and g["key"].get(system) == baseline:
         text += " (b)"
     elif g.get("p_value") is not None and g["p_value"] < ALPHA:
@@ -452,7 +454,7 @@ def _section(doc: Dict, cols: List[str], system: str, w: int, named: bool) -> Li
         pairs = f" on {c['n_pairs']:,} pairs" if c.get("n_pairs") is not None else ""
         out.append(f"corpus: {name} {_fmt(c['score'], w)}"
                    + (f" [{_fmt(c['confidence_low'], w)}, {_fmt(c['confidence_high'], w)}]" if "confidence_low" in c
-                      else "") + pairs)
+                      else "") + (" ~" if c.get("confidence_empty_resamples") else "") + pairs)
     if doc.get("signature"):  # (sacrebleu's paired JSON has none)
         out.append(f"{name + ' ' if named else ''}signature: {doc['signature']}")
     model = _spm_model(doc)
@@ -468,6 +470,9 @@ def _section(doc: Dict, cols: List[str], system: str, w: int, named: bool) -> Li
             else:
                 notes.append(f"[low, high]: 95% bootstrap interval ({boot['n']} resamples, "
                              f"seed {boot.get('seed', '?')})")
+        if any(g.get("confidence_empty_resamples") for g in [*doc["groups"], c or {}]):
+            notes.append("~: too small for its interval: the resamples that drew none of its pairs are left out "
+                         "(its confidence_note in the JSON says how many)")
         if boot.get("baseline") is not None:
             notes.append(f"(b): baseline {boot['baseline']}; *: p < {ALPHA} in the {_test_name(boot)} test against it")
         if notes:

@@ -88,9 +88,20 @@ def result_dict(result: scoring.MetricResult, paired: Optional[scoring.Paired] =
     if ci is not None:
         d.update(confidence_mean=ci.mean, confidence_low=ci.low, confidence_high=ci.high,
                  confidence_half_width=ci.half_width, confidence=ci.text(1))
+    empty = 0 if result.empty is None else int(result.empty.sum())
+    if empty:  # a group too small for its interval: say so (see bleu_core.scoring.empty_replicates)
+        d.update(confidence_empty_resamples=empty, confidence_note=small_group_note(empty, len(result.empty)))
     if paired is not None:
         d.update(p_value=paired.p_value, significant=paired.significant, difference=paired.difference)
     return d
+
+
+def small_group_note(empty: int, n: int) -> str:
+    """What the JSON and the summary say of a group too small for its interval."""
+    if empty == n:
+        return f"too small for an interval: all {n} resamples drew none of its pairs"
+    return (f"too small for its interval: {empty} of {n} resamples drew none of its pairs and are left out "
+            f"(the interval is of the other {n - empty})")
 
 
 def group_doc(metrics, acc: np.ndarray, sig: Optional[Significance] = None,
@@ -126,6 +137,11 @@ def _field(i, field, d):
         key, n = field
         return part[key][n]
     return part.get(field)
+
+
+def _empty(part):
+    """The group table's ``confidence_empty_resamples``: 0 when the JSON leaves it out."""
+    return part.get("confidence_empty_resamples", 0)
 
 
 def _shared(name, d):
@@ -182,6 +198,7 @@ class TableLayout:
                     continue
                 if sig.intervals:
                     cols += [(prefix + c, pa.float64(), partial(_field, i, c)) for c in TABLE_CONFIDENCE]
+                    cols.append((prefix + "confidence_empty_resamples", pa.int64(), partial(_field, i, _empty)))
                 if sig.paired:
                     cols.append((prefix + "baseline", pa.string(), _baseline_text))
                     cols += [(prefix + c, t, partial(_field, i, c)) for c, t in TABLE_PAIRED[1:]]

@@ -254,9 +254,16 @@ def run(args, beam_argv: List[str]) -> int:
                                   commit_in_job=args.detach, json_groups_limit=args.json_groups_limit)
     if not dry_run:
         check_job_endpoint(opts)
-    guard = _SignalGuard(out_cfg)
-    with guard:
-        return _run_job(args, beam_argv, spec, metrics, sig, opts, runner_obj, out_cfg, dry_run, guard)
+    from . import ownership
+
+    # no other run may write these outputs while this one runs (a dry run never touches them)
+    locks = [] if dry_run else ownership.take_locks(out_cfg.targets())
+    guard = _SignalGuard(out_cfg, locks=locks)
+    try:
+        with guard:
+            return _run_job(args, beam_argv, spec, metrics, sig, opts, runner_obj, out_cfg, dry_run, guard)
+    finally:
+        ownership.release_locks(locks)
 
 
 def _run_job(args, beam_argv, spec, metrics, sig, opts, runner_obj, out_cfg, dry_run, guard) -> int:
@@ -266,16 +273,17 @@ def _run_job(args, beam_argv, spec, metrics, sig, opts, runner_obj, out_cfg, dry
     from . import ownership, results
     from .inputs import plan
     from .outputs import Finalize, commit, prepare_staging, read_summary
-    from .transforms import ComputeMetrics, ReadPairs, ScoreShards
+    from .transforms import CheckSegments, ComputeMetrics, ReadPairs, ScoreShards
 
     t0 = time.monotonic()
     the_plan = plan(args.input, spec)
     if sig.paired and not spec.wide:
         sig = typed_baseline(sig, the_plan.schema)
     if not dry_run:  # a dry run builds the job but never touches its outputs
-        ownership.check_outputs(out_cfg.targets(), [*the_plan.files, *read_files(metrics)], args.overwrite)
-        for t in out_cfg.targets():
+        for t in out_cfg.targets():  # what a run that died left: its commit finished or undone, its staging
+            ownership.recover_commit(t.path)
             ownership.remove_stale_staging(t.path)
+        ownership.check_outputs(out_cfg.targets(), [*the_plan.files, *read_files(metrics)], args.overwrite)
     local = runner_obj is not None and type(runner_obj).__name__ == "FnApiRunner"
     if local:
         scale_local_runner(opts, beam_argv, the_plan.total_rows)
@@ -301,9 +309,13 @@ def _run_job(args, beam_argv, spec, metrics, sig, opts, runner_obj, out_cfg, dry
     if out_cfg.sentence_tmp:
         check_pair_columns(spec, metrics)
     scored = stats | "ScoreShards" >> beam.ParDo(ScoreShards(metrics, spec, sig, layout, out_cfg.parts_tmp))
+    branches = [scored]
     if out_cfg.sentence_tmp:
-        parts = computed["sentence_parts"] | "PartPaths" >> beam.Map(lambda path: ("sentence", path))
-        scored = (scored, parts) | "Flatten" >> beam.Flatten()
+        branches.append(computed["sentence_parts"] | "PartPaths" >> beam.Map(lambda path: ("sentence", path)))
+    if sig.paired and not spec.wide:  # are the tests paired: every system on the baseline's segments, once
+        branches.append(batches | "CheckSegments" >> CheckSegments(spec, sig.system_column))
+    if len(branches) > 1:
+        scored = tuple(branches) | "Flatten" >> beam.Flatten()
     _ = (scored  # the corpus accumulator and the paths of the parts: small, whatever the number of groups
          | "Gather" >> beam.CombineGlobally(beam.combiners.ToListCombineFn()).without_defaults()
          | "Write" >> beam.FlatMap(Finalize(spec, out_cfg, inputs, sig, layout.schema)))
@@ -362,8 +374,8 @@ class _SignalGuard:
     (``os._exit``) once beambleu's own cleanup is done. Inside :meth:`deferred` (the commit) a
     signal waits until the renames are done, so that a run leaves every output or none."""
 
-    def __init__(self, cfg, pipeline=None):
-        self.cfg, self.pipeline = cfg, pipeline
+    def __init__(self, cfg, pipeline=None, locks=()):
+        self.cfg, self.pipeline, self.locks = cfg, pipeline, locks
         self.staged = False
         self._defer = False
         self._pending = None
@@ -406,8 +418,11 @@ class _SignalGuard:
 
         from .stderr_filter import emergency_exit
 
+        from .ownership import release_locks
+
         if self.staged and not committed:
             self.cfg.remove_staged()
+        release_locks(self.locks)
         _kill_child_processes()
         tempdir = getattr(self.pipeline, "local_tempdir", None)  # Beam's own, removed when run() returns
         if tempdir:
@@ -466,7 +481,8 @@ def _score_line(head: str, d: Dict) -> str:
     ci = Interval(d["confidence_mean"], d["confidence_low"], d["confidence_high"], d["confidence_half_width"]) \
         if d.get("confidence") else None
     paired = Paired(d["p_value"], d["difference"]) if d.get("p_value") is not None else None
-    return formats.score_line(head, d["score"], 1, interval=ci, verbose=d.get("verbose_score", ""), paired=paired)
+    line = formats.score_line(head, d["score"], 1, interval=ci, verbose=d.get("verbose_score", ""), paired=paired)
+    return f"{line} [{d['confidence_note']}]" if d.get("confidence_note") else line
 
 
 def summary_lines(summary: Dict, cfg) -> List[str]:

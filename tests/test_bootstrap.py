@@ -17,7 +17,7 @@ import pytest
 
 from bleu_core import bootstrap as bs
 
-from .oracle import CORPORA, read_lines
+from .oracle import CORPORA, read_lines, sacrebleu
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "examples" / "sample"
@@ -656,3 +656,215 @@ def test_pipeline_integer_system_column_takes_its_baseline_as_an_integer(tmp_pat
     assert rc == 2 and _error_line(err) == ("beambleu: error: --baseline 'alpha': --system-column 'system' holds "
                                             "integers (int64): name one of them")
     assert not (tmp_path / "bad.json").exists()
+
+
+def _sample_with(tmp_path, beta_lines):
+    """The sample shards with beta's rows replaced by the rows of ``beta_lines`` (its line ids, in
+    order: a missing id drops the segment, an id given twice repeats its row)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    alpha = pq.read_table(SAMPLE / "shards" / "alpha.parquet")
+    beta = pq.read_table(SAMPLE / "shards" / "beta.parquet")
+    lines = beta.column("line").to_pylist()
+    beta = beta.take(pa.array([lines.index(i) for i in beta_lines]))
+    d = tmp_path / "in"
+    d.mkdir()
+    pq.write_table(alpha, d / "alpha.parquet")
+    pq.write_table(beta, d / "beta.parquet")
+    return d / "*.parquet"
+
+
+@pytest.mark.parametrize("test", ["--paired-bs", "--paired-ar"])
+@pytest.mark.parametrize("case", ["missing", "twice", "extra", "baseline twice"])
+def test_pipeline_paired_test_on_unpaired_segments_is_one_line_naming_system_and_segment(tmp_path, test, case):
+    """A paired test needs every system on the baseline's segments, each once (sacrebleu: the same
+    lines): a system lacking one of the baseline's segments, having one twice, or having one the
+    baseline lacks, or a baseline with a segment twice, ends the run with one line naming the system
+    and the segment id (exit 1) and no output, in each grouping set with the system column (the
+    test is per group). Today's code gave each a p-value."""
+    import pyarrow.parquet as pq
+
+    ids = list(range(1, 31))
+    beta_lines = {"missing": ids[:6] + ids[7:], "twice": ids[:8] + [7] + ids[8:], "extra": ids,
+                  "baseline twice": ids}[case]
+    glob = _sample_with(tmp_path, beta_lines)
+    if case in ("extra", "baseline twice"):  # alpha loses segment 7, or gets it twice
+        import pyarrow as pa
+
+        a = pq.read_table(tmp_path / "in" / "alpha.parquet")
+        keep = [i for i in range(a.num_rows) if a.column("line")[i].as_py() != 7]
+        if case == "baseline twice":
+            keep = list(range(a.num_rows)) + [6]
+        pq.write_table(a.take(pa.array(keep)), tmp_path / "in" / "alpha.parquet")
+    out = tmp_path / "out"
+    out.mkdir()
+    rc, stdout, err = run_cli("--input", glob, "--group-by", "system", "--group-by", "system,langpair", test,
+                              "--baseline", "alpha", "--id-column", "line", "--output", out / "r.json",
+                              "--groups-output", out / "g.parquet", "--progress", "off")
+    expected = {
+        "missing": "system 'beta' lacks segment 7 of the baseline 'alpha' (--id-column 'line')",
+        "twice": "system 'beta' has segment 7 twice (--id-column 'line')",
+        "extra": "system 'beta' has segment 7, which the baseline 'alpha' lacks (--id-column 'line')",
+        "baseline twice": "system 'alpha' has segment 7 twice (--id-column 'line')",
+    }[case]
+    assert (rc, stdout) == (1, ""), err
+    assert _error_line(err) == f"beambleu: error: {test}: {expected}"
+    assert list(out.iterdir()) == []
+
+
+def test_pipeline_paired_test_names_the_group_of_the_unpaired_segment(tmp_path):
+    """With the segments of two language pairs, a segment missing in one of them is named with its
+    group's other key values (the test pairs the groups of each language pair); ids repeating
+    across language pairs are not duplicates within a group of (system, langpair) alone."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    d = tmp_path / "in"
+    d.mkdir()
+    for name in ("alpha", "beta"):
+        t = pq.read_table(SAMPLE / "shards" / f"{name}.parquet")
+        lp = pa.array(["de-en"] * 15 + ["fr-en"] * 15)
+        t = t.set_column(t.schema.get_field_index("langpair"), "langpair", lp)
+        t = t.set_column(t.schema.get_field_index("line"), "line", pa.array(list(range(1, 16)) * 2, pa.int64()))
+        if name == "beta":
+            t = t.take(pa.array([i for i in range(30) if i != 15 + 3]))  # fr-en line 4
+        pq.write_table(t, d / f"{name}.parquet")
+    rc, _, err = run_cli("--input", d / "*.parquet", "--group-by", "system,langpair", "--paired-bs",
+                         "--baseline", "alpha", "--id-column", "line", "--output", tmp_path / "r.json",
+                         "--progress", "off")
+    assert rc == 1
+    assert _error_line(err) == ("beambleu: error: --paired-bs: system 'beta' lacks segment 4 of the baseline "
+                                "'alpha' in langpair='fr-en' (--id-column 'line')")
+    assert not (tmp_path / "r.json").exists()
+    # the same data, complete: ids 1..15 twice per system are one each in every (system, langpair) group
+    t = pq.read_table(SAMPLE / "shards" / "beta.parquet")
+    t = t.set_column(t.schema.get_field_index("langpair"), "langpair", pa.array(["de-en"] * 15 + ["fr-en"] * 15))
+    t = t.set_column(t.schema.get_field_index("line"), "line", pa.array(list(range(1, 16)) * 2, pa.int64()))
+    pq.write_table(t, d / "beta.parquet")
+    rc, _, err = run_cli("--input", d / "*.parquet", "--group-by", "system,langpair", "--paired-bs",
+                         "--baseline", "alpha", "--id-column", "line", "--output", tmp_path / "r.json",
+                         "--progress", "off")
+    assert rc == 0, err
+    assert all(g["p_value"] is not None for g in load(tmp_path / "r.json")["groups"] if g["key"]["system"] == "beta")
+
+
+# ---------------------------------------------------------------- groups too small for their interval
+
+def _tiny_corpus(tmp_path, candidates, references):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "tiny.parquet"
+    pq.write_table(pa.table({"candidate": candidates, "references": [[r] for r in references],
+                             "seg": list(range(1, len(candidates) + 1))}), path)
+    return path
+
+
+def test_a_one_line_perfect_corpus_gets_sacrebleus_interval_and_says_it_is_too_small(tmp_path):
+    """sacrebleu resamples the one line of a 1-line corpus: every resample is that line, 100.0 ± 0.0.
+    The Poisson bootstrap leaves the line out of a replicate with probability e**-1; such empty
+    replicates are left out (each other replicate is k >= 1 copies of the line: the line's score,
+    sacrebleu's score of k copies), counted and announced in the JSON and the summary line. Today:
+    64.2 ± 50.0 (the empty replicates scored 0)."""
+    line = "the cat sat on the mat"
+    path = _tiny_corpus(tmp_path, [line], [line])
+    score = sacrebleu.corpus_bleu([line], [[line]]).score
+    assert all(sacrebleu.corpus_bleu([line] * k, [[line] * k]).score == score for k in range(1, 8))
+    # the replicates that draw the line 0 times: the generator's reference definition, for the id 1
+    empty = int((bs.weights(bs.row_keys_from_ids([1]), 1000, 12345)[:, 0] == 0).sum())
+    assert 291 <= empty <= 445  # 1000 e**-1 = 368 within 5 sigma (15.3)
+    rc, stdout, err = run_cli("--input", path, "--confidence", "--id-column", "seg", "--output", tmp_path / "r.json",
+                              "--progress", "off")
+    assert rc == 0, err
+    d = load(tmp_path / "r.json")["corpus"]
+    assert (d["confidence_mean"], d["confidence_low"], d["confidence_high"]) == (score, score, score)
+    assert d["confidence_half_width"] == 0.0 and d["confidence"] == "μ = 100.0 ± 0.0"
+    note = (f"too small for its interval: {empty} of 1000 resamples drew none of its pairs and are left out "
+            f"(the interval is of the other {1000 - empty})")
+    assert d["confidence_empty_resamples"] == empty and d["confidence_note"] == note
+    assert stdout.splitlines()[0].endswith(f"= 100.0 (μ = 100.0 ± 0.0) 100.0/100.0/100.0/100.0 (BP = 1.000 "
+                                           f"ratio = 1.000 hyp_len = 6 ref_len = 6) [{note}]")
+    # beambleu score: sacrebleu's own line for the same file (its version field aside)
+    (tmp_path / "h.txt").write_text(line + "\n")
+    theirs = subprocess.run([sys.executable, "-m", "sacrebleu", tmp_path / "h.txt", "-i", tmp_path / "h.txt", "-ci",
+                             "-f", "text"], capture_output=True, text=True)
+    ours = subprocess.run([sys.executable, "-m", "beambleu.cli", "score", tmp_path / "h.txt", "-i",
+                           tmp_path / "h.txt", "-ci", "-f", "text"], capture_output=True, text=True)
+    assert theirs.returncode == 0 and ours.returncode == 0, (theirs.stderr, ours.stderr)
+    assert ours.stdout.replace("beambleu-0.1.0", "2.6.0") == theirs.stdout
+
+
+def test_the_interval_of_a_tiny_group_is_of_its_non_empty_replicates(tmp_path):
+    """Three lines, 200 replicates: each replicate's score is sacrebleu's BLEU of the lines repeated
+    as the replicate draws them (its weights, from the generator's reference definition); the
+    interval is sacrebleu's estimate (mean; sorted scores at B'//40 and B' - B'//40 - 1) over the
+    B' replicates that drew at least one line; the others are counted."""
+    cands = ["the cat sat on the mat", "a dog ran in the park today", "it is raining"]
+    refs = ["the cat sat on a mat", "the dog ran in the park", "it is not raining now"]
+    path = _tiny_corpus(tmp_path, cands, refs)
+    w = bs.weights(bs.row_keys_from_ids([1, 2, 3]), 200, 12345)
+    scores = []
+    for row in w:
+        if row.sum():
+            hyp = [c for c, k in zip(cands, row) for _ in range(k)]
+            ref = [r for r, k in zip(refs, row) for _ in range(k)]
+            scores.append(sacrebleu.corpus_bleu(hyp, [ref]).score)
+    kept, empty = len(scores), 200 - len(scores)
+    assert 0 < empty < 20  # 200 e**-3 = 10
+    s = sorted(scores)
+    low, high = s[kept // 40], s[kept - kept // 40 - 1]
+    rc, stdout, err = run_cli("--input", path, "--confidence", "--confidence-n", "200", "--id-column", "seg",
+                              "--output", tmp_path / "r.json", "--progress", "off")
+    assert rc == 0, err
+    d = load(tmp_path / "r.json")["corpus"]
+    assert d["confidence_low"] == pytest.approx(low, abs=1e-9) and d["confidence_high"] == pytest.approx(high, abs=1e-9)
+    assert d["confidence_mean"] == pytest.approx(statistics.mean(scores), abs=1e-9)
+    assert d["confidence_empty_resamples"] == empty
+    assert f"{empty} of 200 resamples drew none of its pairs" in stdout.splitlines()[0]
+
+
+def test_the_group_table_counts_the_empty_replicates_of_each_group(tmp_path):
+    """Per group: a 1-pair group's empty replicates are counted in the table as in the JSON; a
+    30-pair group has none (e**-30 per replicate), 0."""
+    import pyarrow.parquet as pq
+
+    rc, _, err = run_cli("--input", SAMPLE / "shards" / "*.parquet", "--group-by", "system", "--group-by", "line",
+                         "--confidence", "--id-column", "line", "--output", tmp_path / "r.json",
+                         "--groups-output", tmp_path / "g.parquet", "--progress", "off")
+    assert rc == 0, err
+    table = pq.read_table(tmp_path / "g.parquet").to_pylist()
+    docs = load(tmp_path / "r.json")["groups"]
+    for row, doc in zip(table, docs):
+        assert row["confidence_empty_resamples"] == doc.get("confidence_empty_resamples", 0)
+        if doc["group_by"] == ["system"]:
+            assert row["confidence_empty_resamples"] == 0 and "confidence_note" not in doc
+        else:  # 2 pairs (alpha's and beta's) of the same id: both drawn, or neither, e**-1 of the time
+            w = bs.weights(bs.row_keys_from_ids([doc["key"]["line"]]), 1000, 12345)[:, 0]
+            assert row["confidence_empty_resamples"] == int((w == 0).sum()) > 0
+
+
+def test_report_marks_the_groups_too_small_for_their_interval(tmp_path):
+    """`beambleu report` marks with ~ a score whose interval left out empty resamples, and says
+    what ~ means; groups of 30 pairs (no empty resample) are not marked."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    line = "the cat sat on the mat"
+    pq.write_table(pa.table({"candidate": [line, "a b c"], "references": [[line], ["a b c d"]],
+                             "system": ["x", "y"]}), tmp_path / "two.parquet")
+    for name, inp in (("tiny", tmp_path / "two.parquet"), ("sample", SAMPLE / "shards" / "*.parquet")):
+        rc, _, err = run_cli("--input", inp, "--group-by", "system", "--confidence", "--output",
+                             tmp_path / f"{name}.json", "--progress", "off")
+        assert rc == 0, err
+    report = subprocess.run([sys.executable, "-m", "beambleu.cli", "report", tmp_path / "tiny.json"],
+                            capture_output=True, text=True)
+    assert report.returncode == 0, report.stderr
+    lines = report.stdout.splitlines()
+    assert [ln.split()[0] for ln in lines if ln.endswith(" ~")] == ["x", "y"]
+    assert lines[0].endswith("] ~ on 2 pairs")
+    assert lines[-1] == ("~: too small for its interval: the resamples that drew none of its pairs are left out "
+                         "(its confidence_note in the JSON says how many)")
+    sample = subprocess.run([sys.executable, "-m", "beambleu.cli", "report", tmp_path / "sample.json"],
+                            capture_output=True, text=True)
+    assert sample.returncode == 0 and "~" not in sample.stdout, sample.stderr

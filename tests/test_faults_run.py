@@ -386,6 +386,144 @@ def test_disk_full_during_the_commit_renames_undoes_them(tmp_path, monkeypatch, 
     assert tree(out) == before
 
 
+#: `beambleu run` in a process that dies (os._exit, as SIGKILL would end it) at the DIE_AT-th rename
+#: of the commit (os.rename / os.replace), or, with DIE_AT = renames + 1, at the first removal after
+#: them; it writes how many renames the commit made to RENAMES_FILE when it does not die
+_DIE_IN_COMMIT = """
+import os, sys
+from beambleu import outputs
+die_at, seen = int(os.environ["DIE_AT"]), [0]
+real_commit = outputs.commit
+def commit(cfg):
+    saved = {name: getattr(os, name) for name in ("rename", "replace", "unlink", "remove", "rmdir")}
+    def step(name):
+        def call(*args, **kwargs):
+            if name in ("rename", "replace"):
+                seen[0] += 1
+                if seen[0] == die_at:
+                    os._exit(137)
+            elif seen[0] + 1 == die_at:
+                os._exit(137)
+            return saved[name](*args, **kwargs)
+        return call
+    for name in saved:
+        setattr(os, name, step(name))
+    try:
+        return real_commit(cfg)
+    finally:
+        for name, fn in saved.items():
+            setattr(os, name, fn)
+        with open(os.environ["RENAMES_FILE"], "w") as fh:
+            fh.write(str(seen[0]))
+outputs.commit = commit
+from beambleu.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def _visible(root: Path) -> dict:
+    return {k: v for k, v in tree(root).items() if not any(part.startswith(".") for part in Path(k).parts)}
+
+
+@pytest.mark.parametrize("earlier", [False, True])
+def test_death_between_any_two_commit_renames_is_completed_or_undone_by_the_next_run(tmp_path, earlier):
+    """The process dies (os._exit in a patched rename: what SIGKILL does) before each rename of the
+    commit in turn, and once after the last: until a run touches those outputs again, a journal
+    beside each of them says the set is not committed (unless the folder still holds exactly what it
+    held, or the whole new set); the next run completes or undoes that commit first, so the folder
+    then holds the earlier outputs exactly (refused without --overwrite) or the whole new set, never a
+    mix, no hidden file is left, and a rerun without --overwrite works where nothing was there before.
+    (Today the per-pair directory could be committed and the JSON not, and the rerun was refused.)
+    About 20 runs of `beambleu run`: some 80 s."""
+    out = tmp_path / "out"
+    new = ["run", "--input", SAMPLE / "shards" / "alpha.parquet", "--group-by", "system", "--output", out / "r.json",
+           "--groups-output", out / "g.parquet", "--sentence-output", out / "sent", "--progress", "off"]
+    renames = tmp_path / "renames"
+
+    def setup():
+        shutil.rmtree(out, ignore_errors=True)
+        out.mkdir()
+        (out / "mine.txt").write_text("do not delete\n")
+        if earlier:  # the earlier outputs: another input, so that they differ from the new ones
+            assert _full_disk_run(out)[0] == 0
+
+    def killed_run(die_at):
+        env = {**os.environ, "DIE_AT": str(die_at), "RENAMES_FILE": str(renames)}
+        return subprocess.run([sys.executable, "-c", _DIE_IN_COMMIT, *map(str, new), *(["--overwrite"] if earlier
+                                                                                       else [])],
+                              env=env, capture_output=True, text=True, cwd=tmp_path)
+
+    setup()
+    before = tree(out)
+    proc = killed_run(0)
+    assert proc.returncode == 0, proc.stderr
+    after, n = tree(out), int(renames.read_text())
+    assert after != before and n >= 3
+    journals = [out / ".r.json.beambleu-commit", out / ".g.parquet.beambleu-commit", out / ".sent.beambleu-commit"]
+    for die_at in range(1, n + 2):
+        setup()
+        proc = killed_run(die_at)
+        assert proc.returncode == 137, (die_at, proc.stderr)
+        if _visible(out) not in (_visible_of(before), _visible_of(after)):
+            assert all(j.exists() for j in journals), (die_at, sorted(tree(out)))
+        rc, _, err = run_cli(*new[1:])  # the next run on those outputs, without --overwrite
+        if earlier:
+            assert rc == 2 and "exists (use --overwrite to replace it)" in error_line(err)
+            assert tree(out) in (before, after), (die_at, sorted(tree(out)))
+        else:
+            assert rc == 0 or rc == 2 and "exists (use --overwrite" in error_line(err), err
+            assert tree(out) == after, (die_at, sorted(tree(out)))
+
+
+def _visible_of(state: dict) -> dict:
+    return {k: v for k, v in state.items() if not any(part.startswith(".") for part in Path(k).parts)}
+
+
+# ---------------------------------------------------------------- two runs on the same outputs ---
+
+def test_a_second_run_on_outputs_being_written_is_refused_and_the_first_completes(tmp_path, slow_input):
+    """Two real processes on the same outputs: while the first runs, the second is refused before it
+    does anything, one line naming the lock and the first run's pid (exit 2, as an output refused);
+    the first then commits its outputs, and its locks are gone. (Today the second ran, and the
+    later commit silently replaced what the first had written.)"""
+    proc, lines, pump = _start_run(tmp_path, slow_input)
+    try:
+        rc, stdout, err = run_cli("--input", SHARDS, "--group-by", "system", "--output", tmp_path / "out" / "r.json",
+                                  "--overwrite", "--progress", "off")
+        still_running = proc.poll() is None
+    finally:
+        proc.wait(timeout=120)
+        pump.join(5)
+    assert still_running, "the first run ended before the second started: the test proves nothing"
+    lock = tmp_path / "out" / ".r.json.beambleu-lock"
+    assert (rc, stdout) == (2, ""), err
+    assert error_line(err) == (f"beambleu: error: {tmp_path / 'out' / 'r.json'}: --output is being written by "
+                               f"another beambleu run (pid {proc.pid}; its lock is {lock}); run again when it has "
+                               "ended, or remove the lock if that process is not beambleu")
+    assert proc.returncode == 0, "".join(lines)
+    assert sorted(os.listdir(tmp_path / "out")) == ["g.csv", "r.json", "sent"]
+    assert load(tmp_path / "out" / "r.json")["inputs"]["pairs"] == 150_000  # the first run's, not replaced
+
+
+def test_a_lock_of_a_dead_process_is_taken_over_and_one_of_a_live_one_is_not(tmp_path):
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    lock = tmp_path / ".r.json.beambleu-lock"
+    lock.write_text(f"{int(dead.stdout)}\n")
+    rc, _, err = run_cli("--input", SHARDS, "--output", tmp_path / "r.json", "--progress", "off")
+    assert rc == 0, err
+    assert sorted(os.listdir(tmp_path)) == ["r.json"]  # taken over, then released
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        lock.write_text(f"{alive.pid}\n")
+        before = tree(tmp_path)
+        rc, _, err = run_cli("--input", SHARDS, "--output", tmp_path / "r.json", "--overwrite", "--progress", "off")
+        assert rc == 2 and f"(pid {alive.pid}; its lock is {lock})" in error_line(err)
+        assert tree(tmp_path) == before
+    finally:
+        alive.kill()
+        alive.wait()
+
+
 # ---------------------------------------------------------------- CSV, stdout, usage ---
 
 def test_groups_csv_round_trips_to_the_parquet_table(tmp_path):
