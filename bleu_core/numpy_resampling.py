@@ -103,11 +103,11 @@ def trial_score(metric, sums: np.ndarray):
     return metric.score(sums).score
 
 
-def bootstrap_scores(metrics: Sequence, stats: Sequence[np.ndarray], n: int, seed: Optional[int]) -> List[list]:
+def bootstrap_scores(metrics: Sequence, stats: Sequence[np.ndarray], n: int, seed) -> List[list]:
     """Per metric, the scores of ``n`` bootstrap replicates of one system (``stats[m]``: metric
     m's :func:`segment_statistics`), drawn as sacrebleu draws them from ``default_rng(seed)``
-    (None: fresh entropy); every metric sees the same replicates, as every sacrebleu metric
-    draws from a generator of the same seed."""
+    (None: fresh entropy; a Generator: continue its stream); every metric sees the same
+    replicates, as every sacrebleu metric draws from a generator of the same seed."""
     rng = np.random.default_rng(seed)
     held = [np.asarray(s, dtype=np.float32) for s in stats]
     n_rows = len(held[0])
@@ -136,11 +136,12 @@ def trial_block(n_rows: int, n_trials: int) -> int:
 
 
 def randomization_differences(metrics: Sequence, base: Sequence[np.ndarray], system: Sequence[np.ndarray],
-                              n: int, seed: Optional[int]) -> List[np.ndarray]:
+                              n: int, seed) -> List[np.ndarray]:
     """Per metric, |score(A_t) - score(B_t)| of the ``n`` trials of sacrebleu's paired approximate
     randomization test of one system: A_t takes the baseline's statistics where the trial's coin
     is set, the system's elsewhere, B_t the opposite (the same products sacrebleu computes, on a
-    block of trials at a time)."""
+    block of trials at a time). ``seed`` as in :func:`bootstrap_scores`: a Generator is left where
+    sacrebleu's is after its coins (its ``ar`` test's intervals draw from there)."""
     rng = np.random.default_rng(seed)
     n_rows = len(base[0])
     block = trial_block(n_rows, n)
