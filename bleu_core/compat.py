@@ -349,8 +349,8 @@ class _Metric(ABC):
             self.n_bootstrap = n_bootstrap
             if resampling == nr.SACREBLEU:
                 segments = nr.segment_statistics(self._metric, stats)
-                scores = nr.bootstrap_scores([self._metric], [segments], n_bootstrap, nr.bootstrap_seed(self.seed, seed))
-                ci = scoring.Interval.of(scores[0])
+                seeded = nr.bootstrap_seed(self.seed, seed)
+                ci = scoring.Interval.of(nr.bootstrap_scores([self._metric], [segments], n_bootstrap, seeded)[0])
             else:
                 draws = scoring.Resampling(scoring.BOOTSTRAP, n_bootstrap, seed)
                 block = scoring.replicate_block(stats, _line_keys(len(stats)), draws)
