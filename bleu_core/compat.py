@@ -5,8 +5,8 @@ import BLEU, CHRF`` and ``from sacrebleu.significance import PairedTest, Result`
 from ``bleu_core.compat``. Scores, counts and formatted lines are sacrebleu's, bit for bit; the
 signatures say ``version:beambleu-<version>``; confidence intervals and paired tests draw
 sacrebleu's numpy resamples (:mod:`bleu_core.numpy_resampling`), so their numbers are sacrebleu's
-too, bit for bit, or with ``resampling="counter"`` (a keyword of ``corpus_score`` and
-``PairedTest`` that sacrebleu lacks) beambleu's counter-based Poisson bootstrap and coin flips
+too, bit for bit, or, with ``bleu_core.compat.RESAMPLING = "counter"`` (the signatures of the
+functions stay sacrebleu's), beambleu's counter-based Poisson bootstrap and coin flips
 (:mod:`bleu_core.bootstrap`), the draws of ``beambleu run``.
 
 The two layouts of references (``None``: a missing reference, ``""``: a real empty one)::
@@ -21,7 +21,7 @@ hypotheses and reference streams of different lengths raise ValueError (sacreble
 silently to the shortest); so does a segment without any reference; options are checked when
 the metric is made (ValueError/TypeError where sacrebleu asserts or fails later); a SentencePiece
 model (``flores101``, ``flores200``, ``spBLEU-1K``, ``spm``) that cannot be downloaded is one
-ModelError naming its URL and where to put it; with ``resampling="counter"``, resample counts are
+ModelError naming its URL and where to put it; with the counter draws, resample counts are
 capped as in :func:`bleu_core.bootstrap.check_replicates` and the p-value counts ties as at least
 as extreme (see :func:`bleu_core.bootstrap.paired_p_value`).
 """
@@ -56,6 +56,9 @@ logger = logging.getLogger(__name__)
 
 #: sacrebleu's default highest n-gram order of BLEU
 MAX_NGRAM_ORDER = 4
+#: how ``corpus_score(n_bootstrap=B)`` and :class:`PairedTest` draw, read when they are called:
+#: ``"sacrebleu"``, its numpy draws and numbers, or ``"counter"``, beambleu's counter-based draws
+RESAMPLING = nr.SACREBLEU
 
 # ------------------------------------------------------------------------------ scores
 
@@ -192,9 +195,12 @@ def _seed_from_env(paired: bool = False) -> Tuple[str, int]:
     return bootstrap.seed_from_env(paired)
 
 
-def _check_resampling(resampling) -> None:
-    if resampling not in nr.METHODS:
-        raise ValueError(f"resampling={resampling!r}: choose one of {', '.join(map(repr, nr.METHODS))}")
+def _resampling() -> str:
+    """:data:`RESAMPLING`, checked."""
+    if RESAMPLING not in nr.METHODS:
+        raise ValueError(f"bleu_core.compat.RESAMPLING = {RESAMPLING!r}: choose one of "
+                         f"{', '.join(map(repr, nr.METHODS))}")
+    return RESAMPLING
 
 
 def _line_keys(n: int) -> np.ndarray:
@@ -332,13 +338,12 @@ class _Metric(ABC):
         return self._aggregate_and_compute(stats)
 
     def corpus_score(self, hypotheses: Sequence[str], references: Optional[Sequence[Sequence[Optional[str]]]],
-                     n_bootstrap: int = 1, *, resampling: str = nr.SACREBLEU) -> Score:
+                     n_bootstrap: int = 1) -> Score:
         """The corpus score of ``hypotheses`` against reference streams (``None``: the references
         given when the metric was made). ``n_bootstrap`` > 1 adds the bootstrap mean and 95%
         interval (``_mean``, ``_ci``) and puts ``bs`` and ``seed`` (SACREBLEU_SEED) in the
-        signature from then on, as sacrebleu does; ``resampling``: ``"sacrebleu"``, its draws
-        and numbers, or ``"counter"``, beambleu's counter-based draws (those of ``beambleu run``)."""
-        _check_resampling(resampling)
+        signature from then on, as sacrebleu does, drawn as :data:`RESAMPLING` says."""
+        resampling = _resampling()
         self._check_corpus_score_args(hypotheses, references)
         stats = self._extract_corpus_statistics(hypotheses, references)
         score = self._aggregate_and_compute(stats)
@@ -566,7 +571,7 @@ class PairedTest:
     ``(signatures, scores)``: per metric name its signature, and ``scores["System"]`` (the
     names) with per metric name a :class:`Result` per system.
 
-    ``resampling`` (not a sacrebleu argument): ``"sacrebleu"`` (default) draws sacrebleu's
+    :data:`RESAMPLING` (read when the test is made): ``"sacrebleu"`` (default) draws sacrebleu's
     numpy resamples and gives its numbers, bit for bit (seed from SACREBLEU_SEED; ``none``, and
     0 for the systems' tests, draw fresh entropy, as in sacrebleu); ``"counter"`` draws beambleu's
     Poisson bootstrap weights and swap coins per (seed, 1-based segment line, replicate)
@@ -578,9 +583,8 @@ class PairedTest:
 
     def __init__(self, named_systems: List[Tuple[str, Sequence[str]]], metrics: Mapping[str, _Metric],
                  references: Optional[Sequence[Sequence[Optional[str]]]], test_type: str = "ar", n_samples: int = 0,
-                 n_ar_confidence: int = -1, n_jobs: int = 1, *, resampling: str = nr.SACREBLEU):
-        _check_resampling(resampling)
-        self.resampling = resampling
+                 n_ar_confidence: int = -1, n_jobs: int = 1):
+        self.resampling = resampling = _resampling()
         if test_type not in self._DEFAULT_SAMPLES:
             raise ValueError(f"Unknown test type {test_type!r}: choose 'ar' or 'bs'")
         if len(named_systems) < 1:

@@ -1,6 +1,6 @@
 """bleu_core.compat's PairedTest and bootstrap intervals: by default (sacrebleu's draws) the
 same results as sacrebleu 2.6.0's objects, value for value and type for type, on WMT17 en-de
-and on the bundled sample; with ``resampling="counter"`` (beambleu's own draws) the facts of
+and on the bundled sample; with ``compat.RESAMPLING = "counter"`` (beambleu's own draws) the facts of
 sacrebleu 2.6.0's test_significance.py (WMT17 en-de, baseline LIUM-NMT, BLEU with
 tokenize='none'; p-values from Moses and multeval); the result structure and signatures of
 sacrebleu's PairedTest, and agreement with ``beambleu score --paired-bs`` in both modes.
@@ -15,6 +15,7 @@ sacrebleu's own 0.01 for what Monte Carlo does not cover (the Poisson against th
 bootstrap, Moses' and multeval's own details).
 """
 
+import contextlib
 import json
 import math
 import subprocess
@@ -61,22 +62,30 @@ def wmt17():
     return systems, [lines(WMT17 / "ref.A.txt")]
 
 
+@contextlib.contextmanager
+def draws(method):
+    """``compat.RESAMPLING = method`` for the block."""
+    old, compat.RESAMPLING = compat.RESAMPLING, method
+    try:
+        yield
+    finally:
+        compat.RESAMPLING = old
+
+
 @pytest.fixture(scope="module")
 def bs_run(wmt17):
     systems, refs = wmt17
-    with seed_env(12345):
+    with seed_env(12345), draws("counter"):
         metrics = {"BLEU": compat.BLEU(references=refs, tokenize="none")}
-        return compat.PairedTest(systems, metrics, references=None, test_type="bs", n_samples=N_BS,
-                                 resampling="counter")()
+        return compat.PairedTest(systems, metrics, references=None, test_type="bs", n_samples=N_BS)()
 
 
 @pytest.fixture(scope="module")
 def ar_run(wmt17):
     systems, refs = wmt17
-    with seed_env(12345):
+    with seed_env(12345), draws("counter"):
         metrics = {"BLEU": compat.BLEU(references=refs, tokenize="none")}
-        return compat.PairedTest(systems, metrics, references=None, test_type="ar", n_samples=N_AR,
-                                 resampling="counter")()
+        return compat.PairedTest(systems, metrics, references=None, test_type="ar", n_samples=N_AR)()
 
 
 def p_values(run):
@@ -186,8 +195,8 @@ def test_a_copy_of_the_baseline_is_not_significant_with_counter_draws():
     """The counter draws count ties as at least as extreme (p = 1 for a copy of the baseline)."""
     systems, refs = sample()
     for test_type in ("bs", "ar"):
-        _, scores = compat.PairedTest(systems, {"BLEU": compat.BLEU()}, refs, test_type=test_type, n_samples=200,
-                                      resampling="counter")()
+        with draws("counter"):
+            _, scores = compat.PairedTest(systems, {"BLEU": compat.BLEU()}, refs, test_type=test_type, n_samples=200)()
         assert scores["BLEU"][2].p_value == 1.0
         assert scores["BLEU"][1].p_value == 1 / 201  # 58 BLEU apart: never reached by chance
 
@@ -242,7 +251,8 @@ def test_corpus_score_interval_equals_sacrebleu(wmt17_close, seed):
         with seed_env(seed):
             ours, theirs = getattr(compat, name)(**kwargs), getattr(sacrebleu, name)(**kwargs)
             a, b = ours.corpus_score(hyps, refs, n_bootstrap=300), theirs.corpus_score(hyps, refs, n_bootstrap=300)
-            counter = getattr(compat, name)(**kwargs).corpus_score(hyps, refs, n_bootstrap=300, resampling="counter")
+            with draws("counter"):
+                counter = getattr(compat, name)(**kwargs).corpus_score(hyps, refs, n_bootstrap=300)
         for field in ("score", "_mean", "_ci"):
             assert getattr(a, field) == getattr(b, field), (name, field)
             assert type(getattr(a, field)) is type(getattr(b, field)), (name, field)
@@ -255,9 +265,9 @@ def test_same_numbers_as_beambleu_score_paired_bs(resampling):
     """The same draws as the command line (the counter draws: 1-based line numbers as row keys),
     the same seed."""
     systems, refs = sample()
-    with seed_env(12345):
+    with seed_env(12345), draws(resampling):
         _, scores = compat.PairedTest(systems[:2], {"BLEU": compat.BLEU(), "chrF": compat.CHRF()}, refs,
-                                      test_type="bs", resampling=resampling)()
+                                      test_type="bs")()
     proc = subprocess.run([sys.executable, "-m", "beambleu.cli", "score", *(str(SAMPLE / f"ref.{k}.txt") for k in "AB"),
                            "-i", str(SAMPLE / "sys.alpha.txt"), str(SAMPLE / "sys.beta.txt"), "--paired-bs",
                            "-m", "bleu", "chrf", "--resampling", resampling], capture_output=True, text=True, cwd=REPO)
@@ -288,10 +298,11 @@ def test_seed_none_draws_a_fresh_seed():
 
 def test_argument_errors():
     systems, refs = sample()
-    with pytest.raises(ValueError, match="resampling='numpy': choose one of 'sacrebleu', 'counter'"):
-        compat.PairedTest(systems, {"BLEU": compat.BLEU()}, refs, resampling="numpy")
-    with pytest.raises(ValueError, match="resampling='numpy'"):
-        compat.BLEU().corpus_score(systems[0][1], refs, n_bootstrap=10, resampling="numpy")
+    with draws("numpy"):
+        with pytest.raises(ValueError, match="RESAMPLING = 'numpy': choose one of 'sacrebleu', 'counter'"):
+            compat.PairedTest(systems, {"BLEU": compat.BLEU()}, refs)
+        with pytest.raises(ValueError, match="RESAMPLING = 'numpy'"):
+            compat.BLEU().corpus_score(systems[0][1], refs, n_bootstrap=10)
     with pytest.raises(ValueError, match="Unknown test type 'xx'"):
         compat.PairedTest(systems, {"BLEU": compat.BLEU()}, refs, test_type="xx")
     with pytest.raises(TypeError, match="metrics\\['BLEU'\\] must be a bleu_core.compat BLEU or CHRF"):
