@@ -261,8 +261,8 @@ def test_interval_agrees_with_sacrebleus_within_monte_carlo_noise(monkeypatch):
     exactly, tests/test_compat_significance.py): different draws, the same interval up to noise.
     Over 30 seeds on these 300 lines, the half-width of a 1000-resample interval varied with a
     standard deviation of 3.5% of its value (both sacrebleu's and ours), so the difference of two
-    has about 5%: 20% is 4 of those. The bootstrap mean has standard error sd / sqrt(1000), sd = half-width / 1.96: allow 4 * sqrt(2)
-    of those."""
+    has about 5%: 20% is 4 of those. The bootstrap mean has standard error sd / sqrt(1000),
+    sd = half-width / 1.96: allow 4 * sqrt(2) of those."""
     folder = CORPORA / "wmt21" / "en-de"
     if not (folder / "ref.D.txt").exists():
         pytest.skip(f"shared corpora not found at {CORPORA}")
