@@ -176,7 +176,7 @@ def paired_bootstrap_p_value(base_scores: np.ndarray, sys_scores: np.ndarray, ob
 def numpy_interval(scores) -> Tuple[float, float]:
     """(mean, half-width) of replicate scores as the paired tests estimate them: numpy's sort
     and mean, the 95% percentile bounds at n // 40 and n - n // 40 - 1."""
-    s = np.sort(np.asarray(scores) if isinstance(scores, np.ndarray) else np.array(scores))
+    s = np.sort(np.asarray(scores))
     lo = len(s) // 40
     return s.mean(), 0.5 * (s[len(s) - lo - 1] - s[lo])
 

@@ -1,6 +1,8 @@
 """The options of bootstrap confidence intervals and paired significance, shared by ``beambleu
-score`` and ``beambleu run`` (the arithmetic is in :mod:`bleu_core.bootstrap`, the results come
-from the score stage, :mod:`bleu_core.scoring`; this is flags, their checks and row identities).
+score`` and ``beambleu run`` (the arithmetic is in :mod:`bleu_core.bootstrap`, the counter-based
+draws, and :mod:`bleu_core.numpy_resampling`, sacrebleu's draws, which only ``score`` offers
+(``--resampling``); the results come from the score stage, :mod:`bleu_core.scoring`; this is
+flags, their checks and row identities).
 
 Flags follow sacrebleu's: ``--confidence`` / ``--confidence-n``, ``--paired-bs`` /
 ``--paired-bs-n``; the seed is ``--seed`` (sacrebleu reads ``SACREBLEU_SEED``; both default to
@@ -65,7 +67,9 @@ def add_significance_arguments(p, run: bool = False) -> None:
                        help="accepted for sacrebleu's command line; beambleu scores every system in one pass")
     g.add_argument("--seed", type=int, default=None,
                    help="seed of the resampling, 0 .. 2**64-1 (default: $SACREBLEU_SEED, else 12345, as in "
-                        "sacrebleu; SACREBLEU_SEED=none draws one)")
+                        "sacrebleu; SACREBLEU_SEED=none draws one" +
+                        ("" if run else "; with sacrebleu's draws a seed of 0 draws a fresh one for each system of "
+                                        "the paired tests, as sacrebleu does") + ")")
     if run:
         g.add_argument("--baseline", default=None, metavar="SYSTEM",
                        help="--paired-bs/--paired-ar: the baseline system (a value of --system-column, an integer "
