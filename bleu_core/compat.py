@@ -4,8 +4,10 @@
 import BLEU, CHRF`` and ``from sacrebleu.significance import PairedTest, Result`` become imports
 from ``bleu_core.compat``. Scores, counts and formatted lines are sacrebleu's, bit for bit; the
 signatures say ``version:beambleu-<version>``; confidence intervals and paired tests draw
-beambleu's counter-based Poisson bootstrap and coin flips (:mod:`bleu_core.bootstrap`), not
-sacrebleu's numpy resamples, so they agree with sacrebleu's up to Monte Carlo noise.
+sacrebleu's numpy resamples (:mod:`bleu_core.numpy_resampling`), so their numbers are sacrebleu's
+too, bit for bit, or, with ``bleu_core.compat.RESAMPLING = "counter"`` (the signatures of the
+functions stay sacrebleu's), beambleu's counter-based Poisson bootstrap and coin flips
+(:mod:`bleu_core.bootstrap`), the draws of ``beambleu run``.
 
 The two layouts of references (``None``: a missing reference, ``""``: a real empty one)::
 
@@ -19,9 +21,9 @@ hypotheses and reference streams of different lengths raise ValueError (sacreble
 silently to the shortest); so does a segment without any reference; options are checked when
 the metric is made (ValueError/TypeError where sacrebleu asserts or fails later); a SentencePiece
 model (``flores101``, ``flores200``, ``spBLEU-1K``, ``spm``) that cannot be downloaded is one
-ModelError naming its URL and where to put it; resample counts are capped as in
-:func:`bleu_core.bootstrap.check_replicates`; the p-value counts ties as at least as extreme
-(see :func:`bleu_core.bootstrap.paired_p_value`).
+ModelError naming its URL and where to put it; with the counter draws, resample counts are
+capped as in :func:`bleu_core.bootstrap.check_replicates` and the p-value counts ties as at least
+as extreme (see :func:`bleu_core.bootstrap.paired_p_value`).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ import numpy as np
 import pyarrow as pa
 
 from . import bootstrap, formats, registry, scoring
+from . import numpy_resampling as nr
 from .arrow import to_arrow
 from .bleu import Bleu
 from .bleu_score import SMOOTH_DEFAULTS, compute_bleu
@@ -53,6 +56,9 @@ logger = logging.getLogger(__name__)
 
 #: sacrebleu's default highest n-gram order of BLEU
 MAX_NGRAM_ORDER = 4
+#: how ``corpus_score(n_bootstrap=B)`` and :class:`PairedTest` draw, read when they are called:
+#: ``"sacrebleu"``, its numpy draws and numbers, or ``"counter"``, beambleu's counter-based draws
+RESAMPLING = nr.SACREBLEU
 
 # ------------------------------------------------------------------------------ scores
 
@@ -187,6 +193,14 @@ class _Option:
 def _seed_from_env(paired: bool = False) -> Tuple[str, int]:
     """(the signature's seed, the generator's seed) from SACREBLEU_SEED (bootstrap.seed_from_env)."""
     return bootstrap.seed_from_env(paired)
+
+
+def _resampling() -> str:
+    """:data:`RESAMPLING`, checked."""
+    if RESAMPLING not in nr.METHODS:
+        raise ValueError(f"bleu_core.compat.RESAMPLING = {RESAMPLING!r}: choose one of "
+                         f"{', '.join(map(repr, nr.METHODS))}")
+    return RESAMPLING
 
 
 def _line_keys(n: int) -> np.ndarray:
@@ -328,17 +342,24 @@ class _Metric(ABC):
         """The corpus score of ``hypotheses`` against reference streams (``None``: the references
         given when the metric was made). ``n_bootstrap`` > 1 adds the bootstrap mean and 95%
         interval (``_mean``, ``_ci``) and puts ``bs`` and ``seed`` (SACREBLEU_SEED) in the
-        signature from then on, as sacrebleu does."""
+        signature from then on, as sacrebleu does, drawn as :data:`RESAMPLING` says."""
+        resampling = _resampling()
         self._check_corpus_score_args(hypotheses, references)
         stats = self._extract_corpus_statistics(hypotheses, references)
         score = self._aggregate_and_compute(stats)
         if n_bootstrap > 1:
-            bootstrap.check_replicates(n_bootstrap, self._metric.width)
+            if resampling == nr.COUNTER:
+                bootstrap.check_replicates(n_bootstrap, self._metric.width)
             self.seed, seed = _seed_from_env()
             self.n_bootstrap = n_bootstrap
-            draws = scoring.Resampling(scoring.BOOTSTRAP, n_bootstrap, seed)
-            block = scoring.replicate_block(stats, _line_keys(len(stats)), draws)
-            ci = scoring.score_metric(self._metric, column_sums(stats), None, block, draws).interval
+            if resampling == nr.SACREBLEU:
+                segments = nr.segment_statistics(self._metric, stats)
+                seeded = nr.bootstrap_seed(self.seed, seed)
+                ci = scoring.Interval.of(nr.bootstrap_scores([self._metric], [segments], n_bootstrap, seeded)[0])
+            else:
+                draws = scoring.Resampling(scoring.BOOTSTRAP, n_bootstrap, seed)
+                block = scoring.replicate_block(stats, _line_keys(len(stats)), draws)
+                ci = scoring.score_metric(self._metric, column_sums(stats), None, block, draws).interval
             score._mean, score._ci = ci.mean, ci.half_width
         return score
 
@@ -535,7 +556,7 @@ class Result:
         self.ci = ci
 
     def __repr__(self) -> str:
-        return ",".join(f"{k}={v}" for k, v in self.__dict__.items())
+        return ",".join(f"{k}={str(v)}" for k, v in self.__dict__.items())  # str: numpy float32 prints short
 
 
 class PairedTest:
@@ -550,9 +571,12 @@ class PairedTest:
     ``(signatures, scores)``: per metric name its signature, and ``scores["System"]`` (the
     names) with per metric name a :class:`Result` per system.
 
-    The draws are beambleu's: Poisson bootstrap weights and swap coins per (seed, 1-based
-    segment line, replicate), seed from SACREBLEU_SEED (``none``: one fresh seed for the whole
-    test), so every system is resampled on the same segments the same way.
+    :data:`RESAMPLING` (read when the test is made): ``"sacrebleu"`` (default) draws sacrebleu's
+    numpy resamples and gives its numbers, bit for bit (seed from SACREBLEU_SEED; ``none``, and
+    0 for the systems' tests, draw fresh entropy, as in sacrebleu); ``"counter"`` draws beambleu's
+    Poisson bootstrap weights and swap coins per (seed, 1-based segment line, replicate)
+    (``none``: one fresh seed for the whole test), ties counted in the p-values, the numbers of
+    ``beambleu score --resampling counter``.
     """
 
     _DEFAULT_SAMPLES = {"ar": 10000, "bs": 1000}
@@ -560,6 +584,7 @@ class PairedTest:
     def __init__(self, named_systems: List[Tuple[str, Sequence[str]]], metrics: Mapping[str, _Metric],
                  references: Optional[Sequence[Sequence[Optional[str]]]], test_type: str = "ar", n_samples: int = 0,
                  n_ar_confidence: int = -1, n_jobs: int = 1):
+        self.resampling = resampling = _resampling()
         if test_type not in self._DEFAULT_SAMPLES:
             raise ValueError(f"Unknown test type {test_type!r}: choose 'ar' or 'bs'")
         if len(named_systems) < 1:
@@ -590,15 +615,22 @@ class PairedTest:
             self._confidence = scoring.Resampling(scoring.BOOTSTRAP, self.n_ar_confidence, self._draw_seed)
         for metric in metrics.values():
             width = metric._metric.width
-            bootstrap.check_replicates(self.n_samples, width, self._DEFAULT_SAMPLES[test_type])
-            if self._confidence is not None:
-                bootstrap.check_replicates(self._confidence.n, width)
+            if resampling == nr.COUNTER:
+                bootstrap.check_replicates(self.n_samples, width, self._DEFAULT_SAMPLES[test_type])
+                if self._confidence is not None:
+                    bootstrap.check_replicates(self._confidence.n, width)
             metric._check_corpus_score_args(bl_hyps, references)
             rows = metric._extract_corpus_statistics(bl_hyps, references)
-            test, interval = self._resampled(metric, rows)
+            if resampling == nr.SACREBLEU:
+                test, interval = self._sacrebleu_baseline(metric, rows), None
+            else:
+                test, interval = self._resampled(metric, rows)
             name = test.score.name
-            self._baseline_info[name] = (len(rows), test, Result(test.score.score, mean=_mean(interval),
-                                                                  ci=_half(interval)))
+            if resampling == nr.SACREBLEU:
+                result = Result(test.score.score, mean=test.mean, ci=test.ci)
+            else:
+                result = Result(test.score.score, mean=_mean(interval), ci=_half(interval))
+            self._baseline_info[name] = (len(rows), test, result)
             self.metrics[name] = metric
             sig = metric.get_signature()
             sig.update("seed", str(self._seed).lower())
@@ -606,6 +638,53 @@ class PairedTest:
             if self.n_ar_confidence > 0:
                 sig.update("bs", self.n_ar_confidence)
             self._signatures[name] = sig
+
+    def _sacrebleu_baseline(self, metric: _Metric, rows: np.ndarray) -> types.SimpleNamespace:
+        """The baseline under sacrebleu's draws: its score, its segment statistics as sacrebleu
+        holds them, and the interval (``mean``, ``ci``; None without one) of its own bootstrap
+        (seeded as sacrebleu's intervals are, with the test's resamples or the ar test's)."""
+        core = metric._metric
+        segments = nr.segment_statistics(core, rows)
+        score = scoring.score_metric(core, column_sums(rows))
+        mean = half = None
+        n = self.n_samples if self.test_type == "bs" else self.n_ar_confidence
+        if n > 0:
+            scores = nr.bootstrap_scores([core], [segments], n, nr.bootstrap_seed(self._seed, self._draw_seed))
+            mean, half = nr.numpy_interval(np.array(scores[0]))
+        return types.SimpleNamespace(score=score.score, segments=segments, mean=mean, ci=half)
+
+    def _sacrebleu_compare(self, hyps: Sequence[str]) -> Dict[str, Result]:
+        """Each metric's result for one system against the baseline, drawn as sacrebleu draws:
+        one generator per system (the same seed for every system), shared by the metrics."""
+        names = list(self.metrics)
+        cores, base, own, points = [], [], [], []
+        for name in names:
+            metric = self.metrics[name]
+            n_base, baseline, _ = self._baseline_info[name]
+            metric._check_corpus_score_args(hyps, self.references)
+            rows = metric._extract_corpus_statistics(hyps, self.references)
+            if len(rows) != n_base:
+                raise ValueError(f"{name}: the system has {len(rows)} segments, the baseline {n_base}")
+            cores.append(metric._metric)
+            base.append(baseline.segments)
+            own.append(nr.segment_statistics(metric._metric, rows))
+            points.append((baseline.score.score, scoring.score_metric(metric._metric, column_sums(rows)).score.score))
+        rng = np.random.default_rng(nr.paired_seed(self._seed, self._draw_seed))
+        results = {}
+        if self.test_type == "bs":
+            pairs = nr.paired_bootstrap_scores(cores, base, own, self.n_samples, rng)
+            for name, (b, o), (bl, sy) in zip(names, pairs, points):
+                mean, half = nr.numpy_interval(o)
+                results[name] = Result(sy, nr.paired_bootstrap_p_value(b, o, abs(bl - sy)), mean, half)
+            return results
+        diffs = nr.randomization_differences(cores, base, own, self.n_samples, rng)
+        intervals = [(None, None)] * len(names)
+        if self.n_ar_confidence > 0:  # the same generator, after the coins
+            scores = nr.bootstrap_scores(cores, own, self.n_ar_confidence, rng)
+            intervals = [nr.numpy_interval(np.array(x)) for x in scores]
+        for name, d, (bl, sy), (mean, half) in zip(names, diffs, points, intervals):
+            results[name] = Result(sy, nr.p_value(d, abs(bl - sy)), mean, half)
+        return results
 
     def _resampled(self, metric: _Metric, rows: np.ndarray):
         """(the score stage's result under the test's draws, the interval to show or None) of one
@@ -638,8 +717,9 @@ class PairedTest:
         scores: Dict[str, List] = {"System": [name for name, _ in self.named_systems]}
         for name, (_, _, result) in self._baseline_info.items():
             scores[name] = [result]
+        compare = self._sacrebleu_compare if self.resampling == nr.SACREBLEU else self._compare
         for _, hyps in self.named_systems[1:]:
-            for name, result in self._compare(hyps).items():
+            for name, result in compare(hyps).items():
                 scores[name].append(result)
         return self._signatures, scores
 

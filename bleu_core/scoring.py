@@ -25,6 +25,7 @@ from typing import List, Optional, Sequence
 import numpy as np
 
 from . import bootstrap as bs
+from .numpy_resampling import COUNTER, METHODS
 from .protocol import Metric, MetricSet, Score
 from .signature import SignatureFields
 from .sums import checked_add
@@ -39,16 +40,28 @@ ALPHA = 0.05
 class Resampling:
     """What is drawn besides the totals: nothing (``method=None``), ``n`` Poisson bootstrap
     replicates, or ``n`` approximate randomization trials; ``seed`` draws them and ``seed_label``
-    is the signature's ``seed:`` (``SACREBLEU_SEED=none`` draws a seed but shows ``none``)."""
+    is the signature's ``seed:`` (``SACREBLEU_SEED=none`` draws a seed but shows ``none``).
+    ``draws``: beambleu's counter-based draws (``counter``: Poisson weights and coins per row
+    identity, what the accumulators of this module hold) or sacrebleu's numpy draws
+    (``sacrebleu``, :mod:`bleu_core.numpy_resampling`, which needs every segment's statistics in
+    order: :func:`score_metric` then leaves the interval and pairing to the caller)."""
 
     method: Optional[str] = None
     n: int = 0
     seed: int = bs.DEFAULT_SEED
     seed_label: Optional[str] = None
+    draws: str = COUNTER
 
     def __post_init__(self):
         if self.method not in (None, BOOTSTRAP, RANDOMIZATION):
             raise ValueError(f"unknown resampling method {self.method!r}")
+        if self.draws not in METHODS:
+            raise ValueError(f"unknown draws {self.draws!r}: choose one of {', '.join(METHODS)}")
+
+    @property
+    def counter(self) -> bool:
+        """Counter-based draws that the accumulators hold as replicate blocks."""
+        return self.draws == COUNTER and self.drawn > 0
 
     @property
     def drawn(self) -> int:
@@ -137,7 +150,7 @@ def score_metric(metric: Metric, totals: np.ndarray, nrefs=None, replicates: Opt
     sig = None if nrefs is None else signature(metric, nrefs, resampling)
     score = metric.score(totals).sign(sig)
     result = MetricResult(metric, score, sig, totals)
-    if resampling is not None and resampling.drawn:
+    if resampling is not None and resampling.counter:
         if replicates is None or replicates.shape[0] != resampling.n:
             held = 0 if replicates is None else replicates.shape[0]
             raise ValueError(f"the accumulator holds {held} replicates, expected {resampling.n}")
@@ -164,7 +177,7 @@ def replicate_block(rows: np.ndarray, row_keys: np.ndarray, resampling: Resampli
     """``int64[n, width]``: what ``resampling`` draws from per-pair statistics ``rows`` (the
     bootstrap's replicate totals, or the randomization trials' swapped totals), rows identified by
     ``row_keys``; None without resampling. Blocks of different rows add (:func:`add`)."""
-    if not resampling.drawn:
+    if not resampling.counter:
         return None
     draw = bs.bootstrap_totals if resampling.method == BOOTSTRAP else bs.swap_totals
     return draw(rows, row_keys, resampling.n, resampling.seed)[0]

@@ -9,8 +9,10 @@ sacrebleu's test sets (``-t``/``-l``, through its own registry).
 
 Imports ``bleu_core`` only (never Apache Beam), streams the files in chunks (every system in the same
 pass), and prints nothing until every line has been scored, so an error never leaves partial output.
-Resampled numbers (intervals, p-values) come from beambleu's counter-based generators, not from
-sacrebleu's numpy draws, so they differ from sacrebleu's within the resampling noise.
+Resampled numbers (intervals, p-values) are sacrebleu's by default (``--resampling sacrebleu``:
+its numpy draws, float32 sums and strict p-value counts, :mod:`bleu_core.numpy_resampling`, which
+keeps every segment's statistics but never B x N draws); ``--resampling counter`` draws beambleu's
+counter-based resamples instead, those of ``beambleu run``.
 """
 
 from __future__ import annotations
@@ -177,6 +179,7 @@ class _System:
     def __init__(self, width: int, n_subsets: int):
         self.total = np.zeros(width, dtype=np.int64)
         self.replicates = None
+        self.rows: List[np.ndarray] = []  # sacrebleu's draws: every segment's statistics, in order
         self.subsets = np.zeros((n_subsets, width), dtype=np.int64)
         self.n_subset = [0] * n_subsets
         self.lines = None  # --sentence-level: the lines, spooled to a temporary file past a few MB
@@ -209,7 +212,9 @@ class _System:
             self.lines.writelines(one.score(row).format(run.args.width, run.args.score_only, sig) + "\n"
                                   for row in rows)
             return
-        if run.resampling is not None:
+        if run.sacrebleu_draws:
+            self.rows.append(rows)
+        elif run.resampling is not None:
             keys = row_keys_for_lines(len(keep) if keep is not None else len(rows), first)
             if keep is not None:
                 keys = keys[keep]
@@ -242,6 +247,19 @@ class _Run:
         self.args, self.metrics, self.mask, self.subsets = args, metrics, mask, subsets
         self.resampling = resampling(args, metrics.width)  # None: nothing drawn
         self.nrefs = 1
+
+    @property
+    def sacrebleu_draws(self) -> bool:
+        from bleu_core.numpy_resampling import SACREBLEU
+
+        return self.resampling is not None and self.resampling.draws == SACREBLEU
+
+    def segment_statistics(self, system: "_System", order) -> List[np.ndarray]:
+        """sacrebleu's per-segment statistics of one system, for the metrics at ``order``."""
+        from bleu_core.numpy_resampling import segment_statistics
+
+        rows = np.concatenate(system.rows) if system.rows else np.zeros((0, self.metrics.width), dtype=np.int64)
+        return [segment_statistics(self.metrics[i], rows[:, self.metrics.slices[i]]) for i in order]
 
     def results(self, system: "_System", order=None):
         """The score stage's results of one system, for every metric (in ``order`` when given)."""
@@ -345,8 +363,8 @@ def _with_stats(result, resources: Optional[Dict]) -> Dict:
     extra = {"score_exact": result.score.score}
     ci = result.interval
     if ci is not None:
-        extra.update(confidence_mean_exact=ci.mean, confidence_low=ci.low, confidence_high=ci.high,
-                     confidence_half_width=ci.half_width)
+        extra.update(confidence_mean_exact=float(ci.mean), confidence_low=float(ci.low),
+                     confidence_high=float(ci.high), confidence_half_width=float(ci.half_width))
     extra.update((k, v) for k, v in result.score.to_dict().items() if k != "score")
     extra.update(resources or {})
     return extra
@@ -360,7 +378,10 @@ def _print_single(run: _Run, system: _System) -> None:
     args, color = run.args, _colors(run.args)
     w = args.width
     out = []
-    for r in run.results(system):
+    results = run.results(system)
+    if run.sacrebleu_draws:
+        _sacrebleu_intervals(run, system, results)
+    for r in results:
         name, value, verbose = r.score.name, r.score.score, r.score.verbose_score
         if args.format == "json" and not args.score_only:
             extra = _with_stats(r, r.metric.resources()) if args.with_stats else None
@@ -386,6 +407,56 @@ def _print_single(run: _Run, system: _System) -> None:
         width = max(lens)
         for n, line in zip(lens, out):
             print(f"{line[:n]:>{width}}{line[n:]}")
+
+
+def _sacrebleu_intervals(run: _Run, system: _System, results) -> None:
+    """Set every result's interval from sacrebleu's bootstrap draws (one system, ``-ci``)."""
+    from bleu_core import numpy_resampling as nr
+    from bleu_core import scoring
+
+    rs = run.resampling
+    order = range(len(run.metrics))
+    scores = nr.bootstrap_scores([run.metrics[i] for i in order], run.segment_statistics(system, order), rs.n,
+                                 nr.bootstrap_seed(rs.label, rs.seed))
+    for r, replicates in zip(results, scores):
+        r.replicate_scores = replicates
+        r.interval = scoring.Interval.of(replicates)
+
+
+def _sacrebleu_paired(run: _Run, systems: List[_System], order: List[int], points: List[List[float]]):
+    """Per metric (in ``order``), each system's (p-value, mean, half-width) of sacrebleu's paired
+    test against the first system, with its draws; ``points[s][m]``: the point scores."""
+    from bleu_core import numpy_resampling as nr
+    from bleu_core import scoring
+
+    rs = run.resampling
+    metrics = [run.metrics[i] for i in order]
+    base = run.segment_statistics(systems[0], order)
+    cells: List[list] = [[(None, None, None)] for _ in metrics]
+    seed = nr.paired_seed(rs.label, rs.seed)
+    base_scores = None
+    if rs.method == scoring.BOOTSTRAP:  # the baseline's interval, from its own bootstrap
+        base_scores = nr.bootstrap_scores(metrics, base, rs.n, nr.bootstrap_seed(rs.label, rs.seed))
+        for m, scores in enumerate(base_scores):
+            cells[m][0] = (None, *nr.numpy_interval(np.array(scores)))
+        if seed is None or seed != nr.bootstrap_seed(rs.label, rs.seed):
+            base_scores = None  # each system's test draws afresh: the baseline is resampled with it
+    for k, system in enumerate(systems[1:], start=1):
+        stats = run.segment_statistics(system, order)
+        if rs.method == scoring.BOOTSTRAP:
+            if base_scores is None:
+                pairs = nr.paired_bootstrap_scores(metrics, base, stats, rs.n, seed)
+            else:  # the same seed: the same replicates as the baseline's interval
+                own = nr.bootstrap_scores(metrics, stats, rs.n, seed)
+                pairs = [(np.array(b), np.array(o)) for b, o in zip(base_scores, own)]
+            for m, (b, o) in enumerate(pairs):
+                p = nr.paired_bootstrap_p_value(b, o, abs(points[0][m] - points[k][m]))
+                cells[m].append((p, *nr.numpy_interval(o)))
+        else:
+            diffs = nr.randomization_differences(metrics, base, stats, rs.n, seed)
+            for m, d in enumerate(diffs):
+                cells[m].append((nr.p_value(d, abs(points[0][m] - points[k][m])), None, None))
+    return cells
 
 
 def _cli_order(run: "_Run") -> List[int]:
@@ -431,11 +502,17 @@ def _table_columns(run: _Run, systems: List[_System]):
     paired = args.paired_bs or args.paired_ar
     order = _cli_order(run) if paired else None  # sacrebleu's paired tests keep the -m order; the rest is sorted
     per_system = [run.results(s, order) for s in systems]
-    for results in zip(*per_system):  # one metric's results, system by system
+    sacre = None
+    if paired and run.sacrebleu_draws:
+        sacre = _sacrebleu_paired(run, systems, order, [[r.score.score for r in rs] for rs in per_system])
+    for m, results in enumerate(zip(*per_system)):  # one metric's results, system by system
         name = results[0].score.name
         sigs[name] = results[0].signature.format(args.short)
         if not paired:
             columns[name] = [f"{r.score.score:.{args.width}f}" for r in results]
+            continue
+        if sacre is not None:
+            columns[name] = [_Result(r.score.score, *cell) for r, cell in zip(results, sacre[m])]
             continue
         base = results[0]
         cells = []
@@ -464,9 +541,17 @@ def _print_table(run: _Run, names: List[str], systems: List[_System]) -> None:
             for metric, cells in columns.items():
                 row[metric] = cells[i] if isinstance(cells[i], str) else dict(cells[i].__dict__)
             rows.append(row)
-        print(json.dumps(rows, indent=4))
+        print(json.dumps(rows, indent=4, default=_json_number))
         return
     _print_grid(args, names, columns, sigs)
+
+
+def _json_number(value):
+    """A numpy float32 mean or half-width (sacrebleu's chrF and TER replicates are float32, which
+    sacrebleu's own JSON writer refuses) as the float of the same value."""
+    if isinstance(value, np.floating):
+        return float(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
 def _print_grid(args, names, columns, sigs) -> None:

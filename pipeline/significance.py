@@ -1,6 +1,8 @@
 """The options of bootstrap confidence intervals and paired significance, shared by ``beambleu
-score`` and ``beambleu run`` (the arithmetic is in :mod:`bleu_core.bootstrap`, the results come
-from the score stage, :mod:`bleu_core.scoring`; this is flags, their checks and row identities).
+score`` and ``beambleu run`` (the arithmetic is in :mod:`bleu_core.bootstrap`, the counter-based
+draws, and :mod:`bleu_core.numpy_resampling`, sacrebleu's draws, which only ``score`` offers
+(``--resampling``); the results come from the score stage, :mod:`bleu_core.scoring`; this is
+flags, their checks and row identities).
 
 Flags follow sacrebleu's: ``--confidence`` / ``--confidence-n``, ``--paired-bs`` /
 ``--paired-bs-n``; the seed is ``--seed`` (sacrebleu reads ``SACREBLEU_SEED``; both default to
@@ -14,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from bleu_core import bootstrap as bs
+from bleu_core import numpy_resampling as nr
 
 from .argtypes import int_at_least
 from .errors import UsageError
@@ -29,7 +32,7 @@ DEFAULT_TRIALS = 10_000
 
 def add_significance_arguments(p, run: bool = False) -> None:
     """sacrebleu's flags (with its short forms for ``score``), and ``--seed``."""
-    g = p.add_argument_group("confidence and significance (as in sacrebleu; beambleu's counter-based resampling)")
+    g = p.add_argument_group("confidence and significance (as in sacrebleu)")
     short = (lambda *names: names[:1]) if run else (lambda *names: names)  # noqa: E731 - run: --long only
     g.add_argument(*short("--confidence", "-ci"), action="store_true",
                    help="95%% bootstrap confidence interval of every score")
@@ -46,12 +49,27 @@ def add_significance_arguments(p, run: bool = False) -> None:
                            "(sacrebleu's test and p-value)")
     g.add_argument(*short("--paired-ar-n", "-parn"), type=PAIRED_N, default=DEFAULT_TRIALS, metavar="T",
                    help="trials of --paired-ar (default: %(default)s; 0: the default)")
+    if run:
+        g.add_argument("--resampling", choices=(nr.COUNTER,), default=nr.COUNTER,
+                       help="how resamples are drawn: counter, beambleu's counter-based Poisson bootstrap and coins, "
+                            "keyed on the seed, the row's identity and the replicate, the same on every runner and "
+                            "sharding, ties counted in the p-values (the only method of run: sacrebleu's draws need "
+                            "every segment of a system in one process, in order); the same numbers as beambleu score "
+                            "--resampling counter on the same lines with --id-column line")
+    else:
+        g.add_argument("--resampling", choices=nr.METHODS, default=nr.SACREBLEU,
+                       help="how resamples are drawn (default: %(default)s): sacrebleu, numpy's default_rng(seed) "
+                            "draws, float32 sums and strict p-value counts of sacrebleu 2.6.0, so intervals and "
+                            "p-values are sacrebleu's byte for byte; counter, beambleu's counter-based Poisson "
+                            "bootstrap and coins (ties counted in the p-values), the numbers beambleu run gives")
     if not run:
         g.add_argument("--paired-jobs", "-j", type=int_at_least(0), default=1, metavar="N",
                        help="accepted for sacrebleu's command line; beambleu scores every system in one pass")
     g.add_argument("--seed", type=int, default=None,
                    help="seed of the resampling, 0 .. 2**64-1 (default: $SACREBLEU_SEED, else 12345, as in "
-                        "sacrebleu; SACREBLEU_SEED=none draws one)")
+                        "sacrebleu; SACREBLEU_SEED=none draws one" +
+                        ("" if run else "; with sacrebleu's draws a seed of 0 draws a fresh one for each system of "
+                                        "the paired tests, as sacrebleu does") + ")")
     if run:
         g.add_argument("--baseline", default=None, metavar="SYSTEM",
                        help="--paired-bs/--paired-ar: the baseline system (a value of --system-column, an integer "
@@ -90,7 +108,7 @@ def n_boot(args, width: int) -> int:
         flag, n = "--confidence-n", args.confidence_n
     else:
         return 0
-    return _checked(flag, n, width, bs.DEFAULT_N)
+    return _checked(flag, n, width, bs.DEFAULT_N, args)
 
 
 def resampling(args, width: int):
@@ -99,12 +117,13 @@ def resampling(args, width: int):
     :func:`resolve_seed` has set the seed."""
     from bleu_core import scoring
 
+    draws = getattr(args, "resampling", nr.COUNTER)
     n = n_boot(args, width)
     if n:
-        return scoring.Resampling(scoring.BOOTSTRAP, n, args.seed, args.seed_label)
+        return scoring.Resampling(scoring.BOOTSTRAP, n, args.seed, args.seed_label, draws)
     n = n_trials(args, width)
     if n:
-        return scoring.Resampling(scoring.RANDOMIZATION, n, args.seed, args.seed_label)
+        return scoring.Resampling(scoring.RANDOMIZATION, n, args.seed, args.seed_label, draws)
     return None
 
 
@@ -113,10 +132,12 @@ def n_trials(args, width: int) -> int:
     :func:`n_boot`: every system and group holds each trial's swapped totals)."""
     if not getattr(args, "paired_ar", False):
         return 0
-    return _checked("--paired-ar-n", args.paired_ar_n or DEFAULT_TRIALS, width, DEFAULT_TRIALS)
+    return _checked("--paired-ar-n", args.paired_ar_n or DEFAULT_TRIALS, width, DEFAULT_TRIALS, args)
 
 
-def _checked(flag: str, n: int, width: int, default: int) -> int:
+def _checked(flag: str, n: int, width: int, default: int, args=None) -> int:
+    if getattr(args, "resampling", nr.COUNTER) != nr.COUNTER:
+        return n  # sacrebleu's draws keep B scores per metric, not B x width totals per accumulator
     try:
         return bs.check_replicates(n, width, default)
     except (ValueError, TypeError) as exc:

@@ -5,9 +5,9 @@ Two things may differ between the programs and nothing else:
 
 - the version field of every signature (`version:2.6.0`, short form `v:2.6.0`, and JSON's `"version": "2.6.0"`)
   names the program that printed it (`beambleu-<version>` for beambleu);
-- in confidence-interval and paired-test output, the numbers drawn by resampling (bootstrap means, 95% half-widths,
-  p-values and their `*` marks), because beambleu draws its resamples with its own generator, not numpy's. Only
-  these are masked, by `mask_resampled`, and only in the cases that resample.
+- with `--resampling counter` (beambleu's own draws; the default, `--resampling sacrebleu`, draws sacrebleu's numbers
+  and is compared unmasked), the numbers drawn by resampling (bootstrap means, 95% half-widths, p-values and their
+  `*` marks). Only these are masked, by `mask_resampled`, and only in the cases that draw beambleu's resamples.
 """
 
 from __future__ import annotations
@@ -26,11 +26,13 @@ BEAMBLEU_VERSION = f"beambleu-{version('beambleu')}"
 _OUTPUT_ENV = ("SACREBLEU_FORMAT", "SACREBLEU_SEED", "NO_COLOR", "BEAMBLEU_DEBUG")
 
 
-def run_both(args, *, stdin: bytes | None = None, env: dict | None = None, cwd=None):
-    """(beambleu, sacrebleu) CompletedProcess of the same arguments, run at the same time (two cores)."""
+def run_both(args, *, stdin: bytes | None = None, env: dict | None = None, cwd=None, ours_only=()):
+    """(beambleu, sacrebleu) CompletedProcess of the same arguments, run at the same time (two cores);
+    `ours_only`: arguments given to beambleu only (`--resampling counter`)."""
     full_env = {k: v for k, v in os.environ.items() if k not in _OUTPUT_ENV}
     full_env.update(env or {})
-    commands = ([sys.executable, "-m", "beambleu", "score", *args], [sys.executable, "-m", "sacrebleu", *args])
+    commands = ([sys.executable, "-m", "beambleu", "score", *args, *ours_only],
+                [sys.executable, "-m", "sacrebleu", *args])
     with ThreadPoolExecutor(max_workers=2) as pool:
         runs = [pool.submit(subprocess.run, cmd, input=stdin if stdin is not None else b"", capture_output=True,
                             env=full_env, cwd=cwd, timeout=600) for cmd in commands]

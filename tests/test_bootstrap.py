@@ -139,10 +139,11 @@ def test_score_confidence_fields_and_signature():
 
 
 def test_score_paired_bs_against_itself_and_a_worse_system(tmp_path):
+    """The counter draws: a copy of the baseline gets p = 1 (ties count), and the same weights."""
     copy = tmp_path / "alpha-copy.txt"
     copy.write_bytes((SAMPLE / "sys.alpha.txt").read_bytes())
     proc = score_cli(SAMPLE / "ref.A.txt", "-i", SAMPLE / "sys.alpha.txt", SAMPLE / "sys.beta.txt", copy,
-                     "--paired-bs", "--paired-bs-n", "500")
+                     "--paired-bs", "--paired-bs-n", "500", "--resampling", "counter")
     assert proc.returncode == 0, proc.stderr
     rows = json.loads(proc.stdout)
     assert rows[0]["system"].startswith("Baseline: ") and rows[0]["BLEU"]["p_value"] is None
@@ -235,9 +236,9 @@ def test_paired_decisions_agree_with_sacrebleu_on_clear_cut_pairs(tmp_path):
                             "-m", "bleu", "--paired-bs", "-f", "json"], capture_output=True, text=True, timeout=600)
     assert sacre.returncode == 0, sacre.stderr
     theirs = [r["BLEU"]["p_value"] for r in json.loads(sacre.stdout)]
-    ours = json.loads(score_cli(*refs, "-i", best, worst, copy, "--paired-bs").stdout)
+    ours = json.loads(score_cli(*refs, "-i", best, worst, copy, "--paired-bs", "--resampling", "counter").stdout)
     assert theirs[1] < 0.05 and ours[1]["BLEU"]["p_value"] < 0.05  # far apart: both find the difference
-    assert ours[2]["BLEU"]["p_value"] >= 0.05  # identical: no difference
+    assert ours[2]["BLEU"]["p_value"] >= 0.05  # identical: no difference with the counter draws
     assert ours[1]["BLEU"]["score"] == json.loads(sacre.stdout)[1]["BLEU"]["score"]  # point scores exact
 
 
@@ -281,7 +282,8 @@ def test_randomization_test_by_hand():
 @needs_corpora
 def test_paired_ar_agrees_with_sacrebleu_on_real_systems(tmp_path):
     """sacrebleu --paired-ar and beambleu score --paired-ar on wmt22 de-en (1984 lines, 9 systems), 2000
-    trials each: same point scores; the same decision at p < 0.05 wherever sacrebleu's p is clear-cut
+    trials each: by default (sacrebleu's draws) the same JSON; with --resampling counter the same point
+    scores; the same decision at p < 0.05 wherever sacrebleu's p is clear-cut
     (below 0.01 or above 0.2); every p-value within the noise of two independent 2000-trial estimates,
     4 * sqrt(2 p (1 - p) / 2000) + 2 / 2001; a copy of the baseline: p = 1 here, 1/2001 in sacrebleu (its
     strict count, see bootstrap.randomization_p_value)."""
@@ -295,7 +297,8 @@ def test_paired_ar_agrees_with_sacrebleu_on_real_systems(tmp_path):
     sacre = subprocess.run([sys.executable, "-m", "sacrebleu", *args], capture_output=True, text=True, timeout=900)
     assert sacre.returncode == 0, sacre.stderr
     theirs = json.loads(sacre.stdout)
-    ours = json.loads(score_cli(*args).stdout)
+    assert score_cli(*args).stdout == sacre.stdout
+    ours = json.loads(score_cli(*args, "--resampling", "counter").stdout)
     assert [r["system"] for r in ours] == [r["system"] for r in theirs]
     assert [r["BLEU"]["score"] for r in ours] == [r["BLEU"]["score"] for r in theirs]
     clear = 0
@@ -395,8 +398,9 @@ def test_pipeline_bootstrap_is_identical_for_1_and_7_shards_and_for_worker_proce
 
 @needs_corpora
 def test_pipeline_paired_test_equals_beambleu_score_on_the_same_segments(tmp_path):
-    """One test set through `beambleu convert` + `beambleu run --id-column line`, and through
-    `beambleu score -i BASE SYS...`: the same weights, so the same intervals and p-values."""
+    """One test set through `beambleu convert` + `beambleu run --id-column line --resampling counter`, and
+    through `beambleu score -i BASE SYS... --resampling counter`: the same weights, so the same intervals
+    and p-values (and the same signatures)."""
     d = CORPORA / "wmt21/xh-zu"
     refs = sorted(d.glob("ref.*.txt"))[:1]
     systems = sorted(d.glob("sys.*.txt"))[:3]
@@ -409,10 +413,15 @@ def test_pipeline_paired_test_equals_beambleu_score_on_the_same_segments(tmp_pat
     base = systems[0].name[len("sys."):-len(".txt")]
     rc, _, err = run_cli("--input", tmp_path / "in" / "*.parquet", "--group-by", "system", "--paired-bs",
                          "--paired-bs-n", "300", "--baseline", base, "--id-column", "line", "--output",
-                         tmp_path / "r.json", "--progress", "off")
+                         tmp_path / "r.json", "--progress", "off", "--resampling", "counter")
     assert rc == 0, err
     groups = {g["key"]["system"]: g for g in load(tmp_path / "r.json")["groups"]}
-    proc = score_cli(*refs, "-i", *systems, "--paired-bs", "--paired-bs-n", "300")
+    proc = score_cli(*refs, "-i", *systems, "--paired-bs", "--paired-bs-n", "300", "--resampling", "counter", "-f",
+                     "text", "-nc")
+    assert proc.returncode == 0, proc.stderr
+    for g in groups.values():  # the table's signature line is the run's
+        assert f" - BLEU       {g['signature']}\n" in proc.stdout
+    proc = score_cli(*refs, "-i", *systems, "--paired-bs", "--paired-bs-n", "300", "--resampling", "counter")
     assert proc.returncode == 0, proc.stderr
     for f, row in zip(systems, json.loads(proc.stdout)):
         g = groups[f.name[len("sys."):-len(".txt")]]

@@ -2,9 +2,10 @@
 
 Every case runs `python -m beambleu score ARGS` and `python -m sacrebleu ARGS` on real files of the shared corpora
 (skipped when absent) and requires the same exit code (0) and the same standard output byte for byte, after
-normalising the signatures' version field only (tests/cli_parity.py). In the cases that resample (confidence
-intervals, paired tests) the resampled numbers, which beambleu draws with its own generator, are masked too, and
-nothing else. Error cases compare only whether the exit code is zero, and require beambleu to explain itself in one
+normalising the signatures' version field only (tests/cli_parity.py). The cases that resample (confidence
+intervals, paired tests) are compared the same way, unmasked: beambleu draws sacrebleu's resamples by default. Run
+again with `--resampling counter` (beambleu's own draws), their resampled numbers are masked, and nothing else.
+Error cases compare only whether the exit code is zero, and require beambleu to explain itself in one
 line on standard error.
 """
 
@@ -246,7 +247,17 @@ SAME = {
     "sl-ter-b-text": plain(LIV_REF, "-i", S0, "-sl", "-m", "ter", "-b", "-f", "text"),
 }
 
-# ---------------------------------------------------------------- cases that resample (numbers masked)
+# ---------------------------------------------------------------- cases that resample (identical by default)
+
+
+def _copy_of_baseline(*extra):
+    """The baseline, and a byte-for-byte copy of it under another name: sacrebleu's strict count gives the copy
+    p = 1 / (N + 1), "significant", which beambleu reproduces by default."""
+    def build(ctx):
+        copy = ctx.write("copy-of-baseline.txt", ctx.lines(S0))
+        return Run([ctx.path(LIV_REF), "-i", ctx.path(S0), copy, ctx.path(S1), *extra])
+    return build
+
 
 RESAMPLED = {
     "ci-text": plain(LIV_REF, "-i", S0, "-ci", "-m", "bleu", "chrf", "-f", "text"),
@@ -278,7 +289,31 @@ RESAMPLED = {
     "ci-ter-text": plain(LIV_REF, "-i", S0, "-ci", "-cin", "200", "-m", "ter", "-f", "text"),
     "paired-bs-ter-bleu-text": plain(LIV_REF, "-i", S0, S1, "-pbs", "-pbsn", "200", "-m", "ter", "bleu", "-f", "text"),
     "paired-ar-ter-json": plain(LIV_REF, "-i", S0, S1, "-par", "-parn", "300", "-m", "ter", "-f", "json"),
+    # sacrebleu's seeds: as given for the intervals (seed:0042), as an integer in the paired tests
+    "ci-seed0042-json": plain(LIV_REF, "-i", S0, "-ci", "-cin", "300", "-m", "bleu", "chrf", "ter", "-f", "json",
+                              env={"SACREBLEU_SEED": "0042"}),
+    "paired-bs-seed7-latex": plain(LIV_REF, "-i", S0, S1, "-pbs", "-pbsn", "300", "-m", "chrf", "bleu", "-f", "latex",
+                                   env={"SACREBLEU_SEED": "7"}),
+    "paired-ar-seed0042-text": plain(LIV_REF, "-i", S0, S1, "-par", "-parn", "300", "-f", "text",
+                                     env={"SACREBLEU_SEED": "0042"}),
+    "paired-bs-copy-of-baseline-text": _copy_of_baseline("-pbs", "-pbsn", "300", "-m", "bleu", "ter", "-f", "text"),
+    "paired-ar-copy-of-baseline-json": _copy_of_baseline("-par", "-parn", "500", "-f", "json"),
+    "ci-chrf++-w3-text": plain(LIV_REF, "-i", S0, "-ci", "-cin", "300", "-m", "chrf", "--chrf-word-order", "2",
+                               "-w", "3", "-f", "text"),
+    # two references: TER's average reference lengths are fractions, held as float32 (bootstrap) or float64 (ar)
+    "ci-2refs-ter-chrf-text": plain(*DEEN_REFS, "-i", DEEN_SYS, "-ci", "-cin", "200", "-m", "ter", "chrf", "-f",
+                                    "text"),
+    "paired-ar-2refs-ter-bleu-text": plain(*DEEN_REFS, "-i", DEEN_SYS, "wmt22/de-en/sys.Online-B.txt", "-par",
+                                           "-parn", "300", "-m", "ter", "bleu", "-f", "text"),
+    # the default size of the randomization test (10,000 trials)
+    "paired-ar-default-text": plain(LIV_REF, "-i", S0, S1, "--paired-ar", "-f", "text"),
 }
+
+#: the cases run again with beambleu's own draws (`--resampling counter`), their resampled numbers masked; each
+#: has a number the counter draws change (an interval, a p-value above the smallest, or a tie: the copy's p = 1)
+COUNTER = {name: RESAMPLED[name] for name in ("ci-text", "ci-cin200-json", "paired-bs-pbsn200-text",
+                                              "paired-bs-pbsn200-json", "paired-ar-latex", "paired-ar-stdin-text",
+                                              "paired-ar-copy-of-baseline-json", "paired-bs-ter-bleu-text")}
 
 # ---------------------------------------------------------------- errors
 
@@ -323,9 +358,9 @@ ERRORS = {
 }
 
 
-def _run(build, corpora: Path, tmp_path: Path):
+def _run(build, corpora: Path, tmp_path: Path, ours_only=()):
     run = build(Context(corpora, tmp_path))
-    return run_both(run.args, stdin=run.stdin, env=run.env, cwd=corpora)
+    return run_both(run.args, stdin=run.stdin, env=run.env, cwd=corpora, ours_only=ours_only)
 
 
 def _assert_same_output(ours, theirs, resampled: bool):
@@ -346,9 +381,18 @@ def test_stdout_equals_sacrebleu(build, corpora, tmp_path):
 
 @pytest.mark.corpora
 @pytest.mark.parametrize("build", RESAMPLED.values(), ids=RESAMPLED.keys())
-def test_stdout_equals_sacrebleu_but_resampled_numbers(build, corpora, tmp_path):
+def test_resampled_stdout_equals_sacrebleu(build, corpora, tmp_path):
     ours, theirs = _run(build, corpora, tmp_path)
+    _assert_same_output(ours, theirs, resampled=False)
+
+
+@pytest.mark.corpora
+@pytest.mark.parametrize("build", COUNTER.values(), ids=COUNTER.keys())
+def test_counter_resampling_stdout_equals_sacrebleu_but_resampled_numbers(build, corpora, tmp_path):
+    ours, theirs = _run(build, corpora, tmp_path, ours_only=("--resampling", "counter"))
     _assert_same_output(ours, theirs, resampled=True)
+    unmasked = comparable(ours.stdout, BEAMBLEU_VERSION, False)
+    assert unmasked != comparable(theirs.stdout, SACREBLEU_VERSION, False), "counter draws gave sacrebleu's numbers"
 
 
 @pytest.mark.corpora

@@ -282,11 +282,12 @@ def test_seeds_outside_the_64_bits_the_generator_keys_on_are_refused(how, value)
                                                 (["-pbs", "-pbsn", "100001"], 1000),
                                                 (["-ci", "-cin", "100001"], 1000)])
 def test_resample_cap_message_names_sacrebleus_default_of_that_flag(flags, cap_default):
-    """sacrebleu 2.6.0's defaults: 10000 approximate randomization trials, 1000 bootstrap resamples."""
+    """sacrebleu 2.6.0's defaults: 10000 approximate randomization trials, 1000 bootstrap resamples (the
+    cap is the counter draws' accumulators')."""
     from sacrebleu.significance import PairedTest
 
     assert PairedTest._DEFAULT_SAMPLES == {"ar": 10000, "bs": 1000}
     hyps = ["-i", HYP] + ([str(SAMPLE / "sys.beta.txt")] if flags[0] != "-ci" else [])
-    proc = beambleu(REFS[0], *hyps, *flags, "-f", "text")
+    proc = beambleu(REFS[0], *hyps, *flags, "-f", "text", "--resampling", "counter")
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.count("\n") == 1 and f"(sacrebleu's default is {cap_default})" in proc.stderr, proc.stderr

@@ -222,9 +222,11 @@ def test_result_repr():
 
 # ------------------------------------------------------------------ bootstrap intervals
 
-def test_interval_uses_beambleus_draws_on_line_numbers():
-    """corpus_score(n_bootstrap=B) resamples segment i with the Poisson weights of row key
-    ``row_keys_from_ids(i + 1)`` and seed SACREBLEU_SEED, as ``beambleu score`` does."""
+def test_interval_uses_beambleus_draws_on_line_numbers(monkeypatch):
+    """With ``RESAMPLING = "counter"``, corpus_score(n_bootstrap=B) resamples segment i with the
+    Poisson weights of row key ``row_keys_from_ids(i + 1)`` and seed SACREBLEU_SEED, as ``beambleu
+    score --resampling counter`` does."""
+    monkeypatch.setattr(compat, "RESAMPLING", "counter")
     hyps, refs = HYPS * 10, [r * 10 for r in REFS]
     metric = compat.BLEU()
     with seed_env(4321):
@@ -247,22 +249,26 @@ def test_seed_none_is_a_fresh_seed_printed_none():
     assert "|bs:50|seed:none|" in metric.get_signature().format()
 
 
-def test_too_many_resamples():
+def test_too_many_resamples(monkeypatch):
+    """The counter draws' cap (sacrebleu's draws have none, as sacrebleu)."""
+    monkeypatch.setattr(compat, "RESAMPLING", "counter")
     with pytest.raises(ValueError, match="resamples is above the limit"):
         compat.BLEU().corpus_score(HYPS, REFS, n_bootstrap=10**6)
 
 
-def test_interval_agrees_with_sacrebleus_within_monte_carlo_noise():
-    """Different draws, the same interval up to noise. Over 30 seeds on these 300 lines, the
-    half-width of a 1000-resample interval varied with a standard deviation of 3.5% of its value
-    (both sacrebleu's and ours), so the difference of two has about 5%: 20% is 4 of those. The
-    bootstrap mean has standard error sd / sqrt(1000), sd = half-width / 1.96: allow 4 * sqrt(2)
-    of those."""
+def test_interval_agrees_with_sacrebleus_within_monte_carlo_noise(monkeypatch):
+    """The counter draws (``RESAMPLING = "counter"``; the default draws give sacrebleu's numbers
+    exactly, tests/test_compat_significance.py): different draws, the same interval up to noise.
+    Over 30 seeds on these 300 lines, the half-width of a 1000-resample interval varied with a
+    standard deviation of 3.5% of its value (both sacrebleu's and ours), so the difference of two
+    has about 5%: 20% is 4 of those. The bootstrap mean has standard error sd / sqrt(1000),
+    sd = half-width / 1.96: allow 4 * sqrt(2) of those."""
     folder = CORPORA / "wmt21" / "en-de"
     if not (folder / "ref.D.txt").exists():
         pytest.skip(f"shared corpora not found at {CORPORA}")
     refs = [read_lines(folder / f"ref.{k}.txt")[:300] for k in "ACD"]
     hyps = read_lines(folder / "sys.ICL.txt")[:300]
+    monkeypatch.setattr(compat, "RESAMPLING", "counter")
     for make in (lambda m: m.BLEU(), lambda m: m.CHRF(word_order=2)):
         with seed_env(12345):
             ours = make(compat).corpus_score(hyps, refs, n_bootstrap=1000)

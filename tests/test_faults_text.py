@@ -166,12 +166,16 @@ TOO_MANY = [
 
 
 def test_score_bootstrap_size_is_checked_up_front():
-    """Every system holds B replicate totals: B is limited, before anything is read (no MemoryError,
-    no crash), and the limit itself runs."""
+    """With the counter draws every system holds B replicate totals: B is limited, before anything is
+    read (no MemoryError, no crash), and the limit itself runs. sacrebleu's draws (the default) keep B
+    scores per metric, not B totals: no limit there, as in sacrebleu."""
     for args, flag, n, cap in TOO_MANY:
         hyps = [HYP, HYP_B] if "--paired-bs" in args else [HYP]
-        assert re.fullmatch(_too_many(flag, n, cap), one_line(cli("score", REF, "-i", *hyps, *args), 2))
-    proc = cli("score", REF, "-i", HYP, "--confidence", "--confidence-n", "100000", "-b")
+        proc = cli("score", REF, "-i", *hyps, *args, "--resampling", "counter")
+        assert re.fullmatch(_too_many(flag, n, cap), one_line(proc, 2))
+    proc = cli("score", REF, "-i", HYP, "--confidence", "--confidence-n", "100001", "-b")
+    assert proc.returncode == 0 and proc.stdout.startswith(f"{sacre_score(HYP, REF):.1f} (μ = "), proc.stderr
+    proc = cli("score", REF, "-i", HYP, "--confidence", "--confidence-n", "100000", "-b", "--resampling", "counter")
     # -b keeps the interval, as sacrebleu's -b --confidence does
     assert proc.returncode == 0 and proc.stdout.startswith(f"{sacre_score(HYP, REF):.1f} (μ = "), proc.stderr
 

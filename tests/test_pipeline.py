@@ -546,8 +546,8 @@ def test_report_shows_every_metric(tmp_path):
 @pytest.mark.parametrize("test,n", [("--paired-bs", "200"), ("--paired-ar", "500")])
 def test_paired_test_of_every_metric_in_one_pass_equals_score(tmp_path, test, n):
     """--paired-bs (or --paired-ar) per group for BLEU and chrF in the run's single pass gives, with
-    --id-column line, the same intervals and p-values as `beambleu score` on the text files (same
-    row identities, same weights or swaps)."""
+    --id-column line, the same intervals and p-values as `beambleu score --resampling counter` on the
+    text files (same row identities, same weights or swaps)."""
     import subprocess
     import sys
 
@@ -555,13 +555,13 @@ def test_paired_test_of_every_metric_in_one_pass_equals_score(tmp_path, test, n)
     out = tmp_path / "r.json"
     rc, _, err = run_cli("--input", sample / "shards" / "*.parquet", "--metrics", "bleu,chrf", "--group-by", "system",
                          test, f"{test}-n", n, "--baseline", "alpha", "--id-column", "line",
-                         "--output", out, "--progress", "off")
+                         "--output", out, "--progress", "off", "--resampling", "counter")
     assert rc == 0, err
     doc = load(out)
     groups = {g["key"]["system"]: g for g in doc["groups"]}
     proc = subprocess.run([sys.executable, "-m", "beambleu", "score", sample / "ref.A.txt", sample / "ref.B.txt",
                            "-i", sample / "sys.alpha.txt", sample / "sys.beta.txt", "-m", "bleu", "chrf",
-                           test, f"{test}-n", n], capture_output=True, text=True)
+                           test, f"{test}-n", n, "--resampling", "counter"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     base, system = json.loads(proc.stdout)
     for i, name in enumerate(["BLEU", "chrF2"]):
