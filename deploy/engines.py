@@ -218,6 +218,18 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def loopback_json(port: int, path: str, timeout: float = 5.0):
+    """GET http://127.0.0.1:PORT/PATH as JSON, never through a proxy: urllib's ``urlopen`` uses an
+    opener built at its first call from the proxy variables of that moment, and a process that
+    once called it under ``http_proxy`` would send loopback requests to that proxy ever after."""
+    import json
+    import urllib.request
+
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(f"http://127.0.0.1:{port}{path}", timeout=timeout) as r:
+        return json.loads(r.read())
+
+
 def port_open(port: int, host: str = "127.0.0.1") -> bool:
     with socket.socket() as s:
         s.settimeout(1.0)

@@ -150,3 +150,37 @@ def test_dry_run_needs_dataflow_runner(tmp_path):
                          tmp_path / "r.json", "--dry_run=True")
     assert rc == 2 and "--dry_run is only supported with --runner DataflowRunner" in err
     assert not (tmp_path / "r.json").exists()
+
+
+def test_engine_health_checks_never_go_through_a_proxy(monkeypatch):
+    """deploy/engines.py's loopback_json (the Flink REST and Spark master health checks) reaches a
+    loopback server while http_proxy names a closed port, where an opener built from the
+    environment (what urllib.request.urlopen keeps for the whole process) cannot."""
+    import http.server
+    import threading
+    import urllib.request
+
+    from .engines import deploy_engines
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = b'{"taskmanagers": 1}'
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        for var in ("no_proxy", "NO_PROXY"):
+            monkeypatch.delenv(var, raising=False)
+        monkeypatch.setenv("http_proxy", "http://127.0.0.1:9")
+        with pytest.raises(OSError):
+            urllib.request.build_opener().open(f"http://127.0.0.1:{server.server_port}/overview", timeout=5)
+        assert deploy_engines().loopback_json(server.server_port, "/overview") == {"taskmanagers": 1}
+    finally:
+        server.shutdown()

@@ -19,6 +19,8 @@ import logging
 import os
 import shutil
 import socket
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -682,3 +684,33 @@ def test_a_batch_of_a_larger_table_encodes_only_its_own_references(spm_home):
     with pytest.raises(BatchInputError) as info:
         metric.batch_stats(["x"], table_refs.slice(2, 1))
     assert (info.value.row, info.value.column, info.value.ref_index) == (0, "references", 2)
+
+
+def test_a_download_under_a_proxy_leaves_later_requests_of_the_process_alone(tmp_path):
+    """urllib.request.urlopen builds one opener per process, at its first call, from the proxy
+    variables of that moment. A model download made under ``http_proxy`` (as the offline tests
+    make) must not leave that proxy to every later loopback request of the process: in CI it sent
+    the Flink cluster's health checks to a closed port for the rest of the session. In a fresh
+    process: download under a proxy (it fails), then, with no proxy, a loopback HTTP server answers
+    urllib.request.urlopen."""
+    script = f"""
+import http.server, os, threading, urllib.request
+from bleu_core.tokenizers import tokenizer_spm
+os.environ["http_proxy"] = os.environ["https_proxy"] = "http://127.0.0.1:9"
+os.environ.pop("no_proxy", None); os.environ.pop("NO_PROXY", None)
+try:
+    tokenizer_spm.download("http://127.0.0.1:9/x.model", {str(tmp_path / "x.model")!r})
+except tokenizer_spm.ModelError:
+    pass
+for var in ("http_proxy", "https_proxy"):
+    del os.environ[var]
+server = http.server.HTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+threading.Thread(target=server.serve_forever, daemon=True).start()
+with urllib.request.urlopen(f"http://127.0.0.1:{{server.server_port}}/", timeout=10) as r:
+    print(r.status)
+server.shutdown()
+"""
+    env = {k: v for k, v in os.environ.items() if k.lower() not in ("http_proxy", "https_proxy", "all_proxy")}
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, env=env,
+                          timeout=60)
+    assert proc.returncode == 0 and proc.stdout.strip() == "200", proc.stderr[-2000:]

@@ -103,7 +103,10 @@ def download(url: str, path: str) -> None:
         folder = os.path.dirname(path) or "."
         os.makedirs(folder, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".beambleu-tmp", dir=folder)
-        with urllib.request.urlopen(url, timeout=min(READ_TIMEOUT, total)) as resp, os.fdopen(fd, "wb") as out:
+        # an opener of its own, not urlopen's: that one is built once per process, with the proxy
+        # variables of its first call, which then apply to every later urlopen in the process
+        opener = urllib.request.build_opener()
+        with opener.open(url, timeout=min(READ_TIMEOUT, total)) as resp, os.fdopen(fd, "wb") as out:
             declared = resp.headers.get("Content-Length")
             written = 0
             while True:

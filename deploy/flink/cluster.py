@@ -205,8 +205,7 @@ def write_conf(home: Path, work: Path, rest_port: int, rpc_port: int, slots: int
 # ---------------------------------------------------------------------------------------- REST
 
 def rest_get(port: int, path: str, timeout: float = 5.0) -> Dict:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=timeout) as r:
-        return json.loads(r.read())
+    return engines.loopback_json(port, path, timeout)
 
 
 def overview(port: int) -> Optional[Dict]:

@@ -44,7 +44,6 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 from typing import Dict, List, Optional
 
@@ -154,8 +153,7 @@ def daemon_env(home: Path, state: Path) -> Dict[str, str]:
 
 def master_json(ui_port: int, timeout: float = 2.0) -> Dict:
     """The master's state as its web UI serves it (workers, activeapps, completedapps, ...)."""
-    with urllib.request.urlopen(f"http://127.0.0.1:{ui_port}/json/", timeout=timeout) as r:
-        return json.loads(r.read().decode())
+    return eng.loopback_json(ui_port, "/json/", timeout)
 
 
 def _alive_workers(doc: Dict) -> List[Dict]:
