@@ -13,6 +13,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional
@@ -256,3 +257,29 @@ def cpu_seconds(pid: int) -> float:
     except OSError:
         return 0.0
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+@contextlib.contextmanager
+def killing_a_busy_worker(pool_pid: int, min_cpu: float, poll: float) -> Iterator[Dict[str, float]]:
+    """While the block runs, SIGKILL the first descendant of ``pool_pid`` (an SDK worker the pool
+    started) that has used ``min_cpu`` CPU seconds, looking every ``poll`` seconds; yields a dict
+    that then holds its ``pid`` and the monotonic time ``at`` of the kill (empty: none got that busy)."""
+    killed: Dict[str, float] = {}
+    done = threading.Event()
+
+    def kill_a_busy_worker():
+        while not done.is_set():
+            for pid in descendants(pool_pid):
+                if cpu_seconds(pid) >= min_cpu:
+                    os.kill(pid, signal.SIGKILL)
+                    killed.update(pid=pid, at=time.monotonic())
+                    return
+            time.sleep(poll)
+
+    killer = threading.Thread(target=kill_a_busy_worker, daemon=True)
+    killer.start()
+    try:
+        yield killed
+    finally:
+        done.set()
+        killer.join(5)

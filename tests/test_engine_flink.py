@@ -15,10 +15,7 @@ worker killed mid-job, a job server that cannot start, and a bad row; a failed r
 from __future__ import annotations
 
 import importlib.util
-import os
-import signal
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Dict, List
@@ -29,8 +26,8 @@ pytest.importorskip("apache_beam")
 
 from .engine_parity import (CASES, COMMON, REAL_FOLDER, Outputs, assert_engine_matches_local,  # noqa: E402
                             real_available)
-from .engines import (REPO, assert_failed_cleanly, beambleu_subprocess, cpu_seconds, descendants,  # noqa: E402
-                      engine_service, engines_required, fetch_or_skip)
+from .engines import (REPO, assert_failed_cleanly, beambleu_subprocess, engine_service,  # noqa: E402
+                      engines_required, fetch_or_skip, killing_a_busy_worker)
 from .pipeline_helpers import corpus_rows, run_cli, write_shards  # noqa: E402
 
 PARALLELISM = ["--parallelism", "2"]
@@ -196,28 +193,13 @@ def test_flink_cluster_sdk_worker_killed_mid_job(cluster, tmp_path):
     argv = ["--input", glob, *COMMON, "--progress", "off"]
 
     with engine_service("worker-pool", tmp_path / "pool") as pool:
-        killed: Dict[str, float] = {}
-        done = threading.Event()
-
-        def kill_a_busy_worker():
-            while not done.is_set():
-                for pid in descendants(pool["pid"]):
-                    if cpu_seconds(pid) >= 2.0:  # imported beambleu and working on bundles
-                        os.kill(pid, signal.SIGKILL)
-                        killed.update(pid=pid, at=time.monotonic())
-                        return
-                time.sleep(0.2)
-
-        out = tmp_path / "out"
-        outs = [out / "result.json", out / "groups.csv"]
-        before = cluster_jobs(cluster)
-        killer = threading.Thread(target=kill_a_busy_worker, daemon=True)
-        killer.start()
-        t0 = time.monotonic()
-        proc = beambleu_subprocess(["run", *argv, "--output", outs[0], "--groups-output", outs[1],
-                                    *external(cluster["job"], pool)], timeout=300)
-        done.set()
-        killer.join(5)
+        with killing_a_busy_worker(pool["pid"], min_cpu=2.0, poll=0.2) as killed:  # past its imports
+            out = tmp_path / "out"
+            outs = [out / "result.json", out / "groups.csv"]
+            before = cluster_jobs(cluster)
+            t0 = time.monotonic()
+            proc = beambleu_subprocess(["run", *argv, "--output", outs[0], "--groups-output", outs[1],
+                                        *external(cluster["job"], pool)], timeout=300)
     assert killed, f"no SDK worker was busy long enough to be killed (exit {proc.returncode})\n{proc.stderr}"
     ran = new_jobs(cluster, before)
     if proc.returncode == 0:  # then it must be the local runner's result, byte for byte

@@ -7,19 +7,15 @@ error:`` line, a non-zero exit and no output at all."""
 
 from __future__ import annotations
 
-import os
-import signal
-import threading
 import time
-from typing import Dict
 
 import pytest
 
 pytest.importorskip("apache_beam")
 
 from .engine_parity import CASES, COMMON, REAL_FOLDER, assert_engine_matches_local, real_available  # noqa: E402
-from .engines import (assert_failed_cleanly, beambleu_subprocess, cpu_seconds, descendants,  # noqa: E402
-                      engine_service, fetch_or_skip)
+from .engines import (assert_failed_cleanly, beambleu_subprocess, engine_service, fetch_or_skip,  # noqa: E402
+                      killing_a_busy_worker)
 from .pipeline_helpers import corpus_rows, run_cli, write_shards  # noqa: E402
 
 
@@ -102,25 +98,10 @@ def test_prism_sdk_worker_killed_mid_job(prism, tmp_path):
     out = tmp_path / "out"
     outs = [out / "result.json", out / "groups.csv"]
     with engine_service("worker-pool", tmp_path / "pool") as pool:
-        killed: Dict[str, float] = {}
-        done = threading.Event()
-
-        def kill_a_busy_worker():
-            while not done.is_set():
-                for pid in descendants(pool["pid"]):
-                    if cpu_seconds(pid) >= 3.0:  # past its imports, scoring bundles
-                        os.kill(pid, signal.SIGKILL)
-                        killed.update(pid=pid, at=time.monotonic())
-                        return
-                time.sleep(0.05)
-
-        killer = threading.Thread(target=kill_a_busy_worker, daemon=True)
-        killer.start()
-        t0 = time.monotonic()
-        proc = beambleu_subprocess(["run", *argv, "--output", outs[0], "--groups-output", outs[1],
-                                    *prism_options(prism, pool)], timeout=300)
-        done.set()
-        killer.join(5)
+        with killing_a_busy_worker(pool["pid"], min_cpu=3.0, poll=0.05) as killed:  # past its imports
+            t0 = time.monotonic()
+            proc = beambleu_subprocess(["run", *argv, "--output", outs[0], "--groups-output", outs[1],
+                                        *prism_options(prism, pool)], timeout=300)
     assert killed, f"no SDK worker was busy long enough to be killed (exit {proc.returncode})\n{proc.stderr}"
     if proc.returncode == 0:
         local = tmp_path / "local"
