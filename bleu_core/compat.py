@@ -669,21 +669,13 @@ class PairedTest:
             base.append(baseline.segments)
             own.append(nr.segment_statistics(metric._metric, rows))
             points.append((baseline.score.score, scoring.score_metric(metric._metric, column_sums(rows)).score.score))
-        rng = np.random.default_rng(nr.paired_seed(self._seed, self._draw_seed))
+        n_confidence = self.n_ar_confidence if self.test_type == "ar" else 0
+        per = nr.paired_samples(cores, base, [own], self.test_type, self.n_samples,
+                                nr.paired_seed(self._seed, self._draw_seed), n_confidence)[0]
         results = {}
-        if self.test_type == "bs":
-            pairs = nr.paired_bootstrap_scores(cores, base, own, self.n_samples, rng)
-            for name, (b, o), (bl, sy) in zip(names, pairs, points):
-                mean, half = nr.numpy_interval(o)
-                results[name] = Result(sy, nr.paired_bootstrap_p_value(b, o, abs(bl - sy)), mean, half)
-            return results
-        diffs = nr.randomization_differences(cores, base, own, self.n_samples, rng)
-        intervals = [(None, None)] * len(names)
-        if self.n_ar_confidence > 0:  # the same generator, after the coins
-            scores = nr.bootstrap_scores(cores, own, self.n_ar_confidence, rng)
-            intervals = [nr.numpy_interval(np.array(x)) for x in scores]
-        for name, d, (bl, sy), (mean, half) in zip(names, diffs, points, intervals):
-            results[name] = Result(sy, nr.p_value(d, abs(bl - sy)), mean, half)
+        for name, (sample, scores), (bl, sy) in zip(names, per, points):
+            mean, half = (None, None) if scores is None else nr.numpy_interval(scores)
+            results[name] = Result(sy, nr.p_value(sample, abs(bl - sy)), mean, half)
         return results
 
     def _resampled(self, metric: _Metric, rows: np.ndarray):

@@ -103,29 +103,196 @@ def trial_score(metric, sums: np.ndarray):
     return metric.score(sums).score
 
 
+# ----------------------------------------------------------------- vectorised scores
+#
+# The score of many sums at once, equal value for value (and type for type) to calling
+# :func:`replicate_score` (``float32`` sums) or :func:`trial_score` (exact sums) on each row:
+# the rows on the usual path go through numpy with the same operations, in the same order and on
+# the same dtypes as the scalar code (numpy's +, -, *, / are IEEE's on arrays as on scalars, and a
+# Python number meets a float32 array as it meets a float32 scalar); logarithms, exponentials and
+# the sum of the logarithms stay Python's own ``math.log``, ``math.exp`` and ``sum``, mapped over the
+# rows; a row off that path (an order with no candidate n-grams, no matches at all, an empty
+# reference side, BLEU weights, chrF's eps smoothing) is scored by the scalar function.
+
+
+def _bleu_rows(metric, sums: np.ndarray, f32: bool):
+    """(scores as a float64 array, mask of rows left to the scalar function) of BLEU sums."""
+    from .bleu_score import SMOOTH_DEFAULTS
+
+    order = metric.max_ngram_order
+    n = len(sums)
+    lengths = np.trunc(sums[:, :2].astype(np.float64))  # int() of the lengths (exact for float32)
+    sys_len, ref_len = lengths[:, 0], lengths[:, 1]
+    correct = [sums[:, 2 + i] for i in range(order)]
+    total = [sums[:, 2 + order + i] for i in range(order)]
+    method = metric.smooth_method
+    value = metric.smooth_value if metric.smooth_value is not None else SMOOTH_DEFAULTS[method]
+    off = np.zeros(n, dtype=bool) if metric.weights is None else np.ones(n, dtype=bool)
+    off |= ~np.any(np.stack(correct) != 0, axis=0)  # the early stop: the scalar code returns 0.0
+    precisions = []
+    mteval = np.ones(n, dtype=np.float64)
+    for i in range(order):
+        c, t = correct[i], total[i]
+        if method == "add-k" and i > 0:
+            c = c + value
+            t = t + value
+        off |= t == 0  # a break: the effective order, left to the scalar code
+        zero = c == 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            p = 100.0 * c / t
+            if method == "exp":
+                mteval = np.where(zero, mteval * 2, mteval)
+                m = mteval.astype(np.float32) if f32 else mteval
+                p = np.where(zero, 100.0 / (m * t), p)
+            elif method == "floor":
+                p = np.where(zero, 100.0 * value / t, p)
+            else:
+                p = np.where(zero, 0.0, p)
+        precisions.append(np.asarray(p, dtype=np.float64))
+    on = np.flatnonzero(~off)
+    scores = np.zeros(n, dtype=np.float64)
+    if len(on):
+        prec = np.column_stack([pr[on] for pr in precisions])
+        logs = np.full(prec.shape, -9999999999.0)  # my_log(0.0), which sum() adds as the same number
+        positive = prec != 0
+        logs[positive] = list(map(math.log, prec[positive].tolist()))
+        total_log = np.array(list(map(sum, logs.tolist())), dtype=np.float64)
+        exps = np.array(list(map(math.exp, (total_log / order).tolist())), dtype=np.float64)
+        s, r = sys_len[on], ref_len[on]
+        bp = np.ones(len(on), dtype=np.float64)
+        short = np.flatnonzero(s < r)
+        if len(short):
+            with np.errstate(divide="ignore", invalid="ignore"):
+                arg = (1 - r[short] / s[short]).tolist()
+            bp[short] = [math.exp(a) if s_ > 0 else 0.0 for a, s_ in zip(arg, s[short].tolist())]
+        scores[on] = bp * exps
+    return scores, off
+
+
+def _chrf_rows(metric, sums: np.ndarray):
+    """(scores in the sums' float dtype, mask of rows left to the scalar function) of chrF sums."""
+    n = len(sums)
+    if metric.eps_smoothing:
+        return np.zeros(n, dtype=sums.dtype), np.ones(n, dtype=bool)
+    factor = metric.beta**2
+    off = np.zeros(n, dtype=bool)
+    sum_prec = sum_rec = 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for i in range(0, sums.shape[1], 3):
+            hyp, ref, match = sums[:, i], sums[:, i + 1], sums[:, i + 2]
+            off |= (hyp <= 0) | (ref <= 0)
+            sum_prec = sum_prec + match / hyp
+            sum_rec = sum_rec + match / ref
+        effective = sums.shape[1] // 3
+        avg_prec = sum_prec / effective
+        avg_rec = sum_rec / effective
+        off |= (avg_prec + avg_rec) == 0
+        f = (1 + factor) * avg_prec * avg_rec
+        f = f / ((factor * avg_prec) + avg_rec)
+        return 100 * f, off
+
+
+def _ter_rows(sums: np.ndarray):
+    edits, ref_length = sums[:, 0], sums[:, 1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rate = edits / ref_length
+    return 100 * rate, ~(ref_length > 0)
+
+
+def _scores(metric, sums: np.ndarray, one, f32: bool) -> list:
+    """``[one(metric, row) for row in sums]``, vectorised where the rows allow it."""
+    kind = _kind(metric)
+    if kind == "bleu":
+        scores, off = _bleu_rows(metric, sums, f32)
+        out = scores.tolist()
+    elif kind == "chrf":
+        scores, off = _chrf_rows(metric, sums)
+        out = list(scores) if f32 else scores.tolist()
+    elif kind == "ter":
+        scores, off = _ter_rows(sums)
+        out = list(scores) if f32 else scores.tolist()
+    else:
+        return [one(metric, row) for row in sums]
+    for i in np.flatnonzero(off).tolist():
+        out[i] = one(metric, sums[i])
+    return out
+
+
+def replicate_scores(metric, sums: np.ndarray) -> list:
+    """:func:`replicate_score` of every row of ``float32[n, width]`` sums."""
+    return _scores(metric, np.asarray(sums, dtype=np.float32), replicate_score, True)
+
+
+def trial_scores(metric, sums: np.ndarray) -> list:
+    """:func:`trial_score` of every row of exact sums (int64, or float64 for TER)."""
+    sums = np.asarray(sums)
+    if _kind(metric) == "ter":
+        return _scores(metric, sums.astype(np.float64), trial_score, False)
+    if _kind(metric) in ("bleu", "chrf") and (sums.size == 0 or np.abs(sums).max() < 2**53):
+        return _scores(metric, sums.astype(np.float64), lambda m, row: trial_score(m, row.astype(np.int64)), False)
+    return [trial_score(metric, row) for row in sums]
+
+
+#: most cells of the replicate-by-segment multiplicity matrix held at once by the bootstrap
+CHUNK_CELLS = 1 << 21
+#: float32 holds every integer up to 2**24 exactly
+F32_EXACT = float(2**24)
+
+
+def _integral(held: np.ndarray) -> bool:
+    """Whether float32 statistics are all non-negative integers: then a replicate's sums are exact
+    integers, in any order, while they stay within :data:`F32_EXACT` (each partial sum is at most
+    the total)."""
+    return bool(held.size == 0 or (held.min() >= 0 and np.all(held == np.rint(held))))
+
+
+def _multiplicities(idx: np.ndarray, n_rows: int) -> np.ndarray:
+    """``float64[b, n_rows]``: how often each replicate (a row of ``idx``) draws each segment."""
+    b = len(idx)
+    flat = (np.arange(b, dtype=np.int64)[:, None] * n_rows + idx).ravel()
+    return np.bincount(flat, minlength=b * n_rows).reshape(b, n_rows).astype(np.float64)
+
+
+def _replicate_sums(held: np.ndarray, exact: bool, idx: np.ndarray, counts) -> np.ndarray:
+    """sacrebleu's ``held[i].sum(0)`` (float32, row after row) of every index row ``i`` of ``idx``:
+    as the product of the multiplicities with the statistics when that is exact, else (and for any
+    replicate whose sums leave float32's exact integers) by sacrebleu's own sum."""
+    if not exact:
+        return np.stack([held[i].sum(0) for i in idx]) if len(idx) else np.zeros((0, held.shape[1]), np.float32)
+    sums = counts @ held.astype(np.float64)
+    big = np.flatnonzero((sums > F32_EXACT).any(axis=1)) if sums.size else []
+    sums = sums.astype(np.float32)
+    for r in big:
+        sums[r] = held[idx[r]].sum(0)
+    return sums
+
+
 def bootstrap_scores(metrics: Sequence, stats: Sequence[np.ndarray], n: int, seed) -> List[list]:
     """Per metric, the scores of ``n`` bootstrap replicates of one system (``stats[m]``: metric
     m's :func:`segment_statistics`), drawn as sacrebleu draws them from ``default_rng(seed)``
     (None: fresh entropy; a Generator: continue its stream); every metric sees the same
-    replicates, as every sacrebleu metric draws from a generator of the same seed."""
-    rng = np.random.default_rng(seed)
-    held = [np.asarray(s, dtype=np.float32) for s in stats]
-    n_rows = len(held[0])
-    out: List[list] = [[] for _ in metrics]
-    for _ in range(n):
-        idx = rng.choice(n_rows, size=n_rows, replace=True)
-        for m, metric in enumerate(metrics):
-            out[m].append(replicate_score(metric, held[m][idx].sum(0)))
+    replicates, as every sacrebleu metric draws from a generator of the same seed. The replicates
+    are drawn in chunks of :data:`CHUNK_CELLS` indices, summed as sacrebleu sums them and scored
+    by :func:`replicate_scores`."""
+    return _bootstrap(metrics, [stats], n, np.random.default_rng(seed))[0]
+
+
+def _bootstrap(metrics: Sequence, systems: Sequence[Sequence[np.ndarray]], n: int, rng) -> List[List[list]]:
+    held = [[np.asarray(s, dtype=np.float32) for s in stats] for stats in systems]
+    exact = [[_integral(h) for h in per] for per in held]
+    n_rows = len(held[0][0])
+    chunk = max(1, min(n, CHUNK_CELLS // max(n_rows, 1)))
+    out: List[List[list]] = [[[] for _ in metrics] for _ in systems]
+    done = 0
+    while done < n:
+        b = min(chunk, n - done)
+        idx = np.stack([rng.choice(n_rows, size=n_rows, replace=True) for _ in range(b)])
+        counts = _multiplicities(idx, n_rows) if any(map(any, exact)) else None
+        for k in range(len(systems)):
+            for m, metric in enumerate(metrics):
+                out[k][m].extend(replicate_scores(metric, _replicate_sums(held[k][m], exact[k][m], idx, counts)))
+        done += b
     return out
-
-
-def paired_bootstrap_scores(metrics: Sequence, base: Sequence[np.ndarray], system: Sequence[np.ndarray], n: int,
-                            seed: Optional[int]) -> List[Tuple[np.ndarray, np.ndarray]]:
-    """Per metric, (the baseline's, the system's) replicate scores on the same ``n`` replicates,
-    as sacrebleu's paired bootstrap draws them for one system."""
-    both = bootstrap_scores(list(metrics) * 2, list(base) + list(system), n, seed)
-    k = len(metrics)
-    return [(np.array(both[m]), np.array(both[k + m])) for m in range(k)]
 
 
 def trial_block(n_rows: int, n_trials: int) -> int:
@@ -135,28 +302,100 @@ def trial_block(n_rows: int, n_trials: int) -> int:
     return min(n_trials, step * max(1, BLOCK_COINS // (step * max(n_rows, 1))))
 
 
-def randomization_differences(metrics: Sequence, base: Sequence[np.ndarray], system: Sequence[np.ndarray],
-                              n: int, seed) -> List[np.ndarray]:
-    """Per metric, |score(A_t) - score(B_t)| of the ``n`` trials of sacrebleu's paired approximate
-    randomization test of one system: A_t takes the baseline's statistics where the trial's coin
-    is set, the system's elsewhere, B_t the opposite (the same products sacrebleu computes, on a
-    block of trials at a time). ``seed`` as in :func:`bootstrap_scores`: a Generator is left where
-    sacrebleu's is after its coins (its ``ar`` test's intervals draw from there)."""
-    rng = np.random.default_rng(seed)
+def _exact_in_float64(*stats: np.ndarray) -> bool:
+    return all(s.size == 0 or np.abs(s).sum(0).max() < 2**52 for s in stats)
+
+
+def _randomization(metrics: Sequence, base: Sequence[np.ndarray], systems: Sequence[Sequence[np.ndarray]], n: int,
+                   rng) -> List[List[np.ndarray]]:
+    """Per system, per metric, |score(A_t) - score(B_t)| of ``n`` trials whose coins all systems
+    share, drawn from ``rng`` a block at a time (left after the coins). A_t takes the baseline's
+    statistics where the trial's coin is set, the system's elsewhere, B_t the opposite. sacrebleu
+    computes them as ``pos @ base + ~pos @ system`` and the opposite; for integer statistics the
+    same exact sums come from one float64 product per block for every system and metric,
+    ``A = sum(system) + coins @ (base - system)``, ``B = sum(base) - coins @ (base - system)``
+    (exact while the sums stay below 2**52); TER's fractional lengths keep sacrebleu's products."""
     n_rows = len(base[0])
     block = trial_block(n_rows, n)
-    diffs: List[list] = [[] for _ in metrics]
+    ints = [_kind(m) != "ter" and _exact_in_float64(base[i], *(s[i] for s in systems)) for i, m in enumerate(metrics)]
+    columns, at, width = [], {}, 0
+    for k, system in enumerate(systems):
+        for m in range(len(metrics)):
+            if ints[m]:
+                at[k, m] = slice(width, width + base[m].shape[1])
+                width += base[m].shape[1]
+                columns.append((base[m] - system[m]).astype(np.float64))
+    differences = np.hstack(columns) if columns else None
+    diffs = [[[] for _ in metrics] for _ in systems]
     done = 0
     while done < n:
         t = min(block, n - done)
         pos = rng.integers(2, size=(t, n_rows), dtype=bool)
-        neg = ~pos
-        for m, metric in enumerate(metrics):
-            a = pos @ base[m] + neg @ system[m]
-            b = neg @ base[m] + pos @ system[m]
-            diffs[m].extend(abs(trial_score(metric, x) - trial_score(metric, y)) for x, y in zip(a, b))
+        product = pos.astype(np.float64) @ differences if differences is not None else None
+        for k, system in enumerate(systems):
+            for m, metric in enumerate(metrics):
+                if ints[m]:
+                    p = product[:, at[k, m]]
+                    a = system[m].sum(0).astype(np.float64) + p
+                    b = base[m].sum(0).astype(np.float64) - p
+                else:
+                    neg = ~pos
+                    a, b = pos @ base[m] + neg @ system[m], neg @ base[m] + pos @ system[m]
+                diffs[k][m].append(np.abs(np.array(trial_scores(metric, a)) - np.array(trial_scores(metric, b))))
         done += t
-    return [np.array(d) for d in diffs]
+    return [[np.concatenate(d) if d else np.zeros(0) for d in per] for per in diffs]
+
+
+def randomization_differences(metrics: Sequence, base: Sequence[np.ndarray], system: Sequence[np.ndarray],
+                              n: int, seed) -> List[np.ndarray]:
+    """Per metric, |score(A_t) - score(B_t)| of the ``n`` trials of sacrebleu's paired approximate
+    randomization test of one system (see :func:`_randomization`). ``seed`` as in
+    :func:`bootstrap_scores`: a Generator is left where sacrebleu's is after its coins (its ``ar``
+    test's intervals draw from there)."""
+    return _randomization(metrics, base, [system], n, np.random.default_rng(seed))[0]
+
+
+def _fixed(seed) -> bool:
+    return seed is not None and not isinstance(seed, np.random.Generator)
+
+
+def paired_samples(metrics: Sequence, base: Sequence[np.ndarray], systems: Sequence[Sequence[np.ndarray]],
+                   test: str, n: int, seed, n_confidence: int = 0) -> List[List[tuple]]:
+    """sacrebleu's paired test (``test``: ``"bs"`` or ``"ar"``, ``n`` replicates or trials) of
+    every system against the baseline, with its draws: per system, per metric, (the sample whose
+    values above the observed |difference| :func:`p_value` counts, the system's replicate scores
+    for its interval or None).
+
+    - ``bs``: the baseline's and the system's scores on the same replicates; the sample is their
+      |differences| centred on their mean, the interval the system's replicates'.
+    - ``ar``: the trials' |differences|; with ``n_confidence`` > 0 the interval is a bootstrap of
+      the system drawn from the same generator after the coins.
+
+    sacrebleu seeds a generator of its own for every system: with a fixed seed every system
+    sees the same replicates or coins, so they are drawn once for all; with None (fresh entropy)
+    each system draws its own."""
+    if _fixed(seed):
+        return _paired(metrics, base, systems, test, n, np.random.default_rng(seed), n_confidence)
+    return [_paired(metrics, base, [system], test, n, np.random.default_rng(seed), n_confidence)[0]
+            for system in systems]
+
+
+def _paired(metrics, base, systems, test: str, n: int, rng, n_confidence: int) -> List[List[tuple]]:
+    if test == "bs":
+        drawn = _bootstrap(metrics, [base, *systems], n, rng)
+        out = []
+        for own in drawn[1:]:
+            per = []
+            for b, o in zip(drawn[0], own):
+                o = np.array(o)
+                sample = np.abs(o - np.array(b))
+                per.append((sample - sample.mean(), o))
+            out.append(per)
+        return out
+    diffs = _randomization(metrics, base, systems, n, rng)
+    conf = _bootstrap(metrics, systems, n_confidence, rng) if n_confidence > 0 else None
+    return [[(d, None if conf is None else np.array(conf[k][m])) for m, d in enumerate(per)]
+            for k, per in enumerate(diffs)]
 
 
 def p_value(differences: np.ndarray, observed: float) -> float:
@@ -164,13 +403,6 @@ def p_value(differences: np.ndarray, observed: float) -> float:
     observed one (a system equal to the baseline gets 1 / (n + 1))."""
     c = np.sum(differences > observed).item()
     return (c + 1) / (len(differences) + 1)
-
-
-def paired_bootstrap_p_value(base_scores: np.ndarray, sys_scores: np.ndarray, observed: float) -> float:
-    """The paired bootstrap's p-value: the replicates' |differences| centred on their mean
-    against the observed |difference|."""
-    sample = np.abs(sys_scores - base_scores)
-    return p_value(sample - sample.mean(), observed)
 
 
 def numpy_interval(scores) -> Tuple[float, float]:

@@ -433,29 +433,16 @@ def _sacrebleu_paired(run: _Run, systems: List[_System], order: List[int], point
     metrics = [run.metrics[i] for i in order]
     base = run.segment_statistics(systems[0], order)
     cells: List[list] = [[(None, None, None)] for _ in metrics]
-    seed = nr.paired_seed(rs.label, rs.seed)
-    base_scores = None
-    if rs.method == scoring.BOOTSTRAP:  # the baseline's interval, from its own bootstrap
-        base_scores = nr.bootstrap_scores(metrics, base, rs.n, nr.bootstrap_seed(rs.label, rs.seed))
-        for m, scores in enumerate(base_scores):
+    others = [run.segment_statistics(system, order) for system in systems[1:]]
+    test = "bs" if rs.method == scoring.BOOTSTRAP else "ar"
+    if test == "bs":  # the baseline's interval, from its own bootstrap
+        for m, scores in enumerate(nr.bootstrap_scores(metrics, base, rs.n, nr.bootstrap_seed(rs.label, rs.seed))):
             cells[m][0] = (None, *nr.numpy_interval(np.array(scores)))
-        if seed is None or seed != nr.bootstrap_seed(rs.label, rs.seed):
-            base_scores = None  # each system's test draws afresh: the baseline is resampled with it
-    for k, system in enumerate(systems[1:], start=1):
-        stats = run.segment_statistics(system, order)
-        if rs.method == scoring.BOOTSTRAP:
-            if base_scores is None:
-                pairs = nr.paired_bootstrap_scores(metrics, base, stats, rs.n, seed)
-            else:  # the same seed: the same replicates as the baseline's interval
-                own = nr.bootstrap_scores(metrics, stats, rs.n, seed)
-                pairs = [(np.array(b), np.array(o)) for b, o in zip(base_scores, own)]
-            for m, (b, o) in enumerate(pairs):
-                p = nr.paired_bootstrap_p_value(b, o, abs(points[0][m] - points[k][m]))
-                cells[m].append((p, *nr.numpy_interval(o)))
-        else:
-            diffs = nr.randomization_differences(metrics, base, stats, rs.n, seed)
-            for m, d in enumerate(diffs):
-                cells[m].append((nr.p_value(d, abs(points[0][m] - points[k][m])), None, None))
+    samples = nr.paired_samples(metrics, base, others, test, rs.n, nr.paired_seed(rs.label, rs.seed))
+    for k, per in enumerate(samples, start=1):
+        for m, (sample, own) in enumerate(per):
+            p = nr.p_value(sample, abs(points[0][m] - points[k][m]))
+            cells[m].append((p, *(nr.numpy_interval(own) if own is not None and test == "bs" else (None, None))))
     return cells
 
 

@@ -131,3 +131,73 @@ def test_ter_segment_statistics_are_average_reference_lengths():
 def test_seeds_as_sacrebleu_reads_them():
     assert nr.bootstrap_seed("none", 99) is None and nr.bootstrap_seed("0", 0) == 0
     assert nr.paired_seed("0", 0) is None and nr.paired_seed("None", 5) is None and nr.paired_seed("42", 42) == 42
+
+
+# ------------------------------------------------------------------ vectorised scores, against sacrebleu's
+
+
+def _bleu_sums(rng, n):
+    """Valid BLEU sums, many on the edges: no candidate words, no matches at some or every
+    order, candidates shorter and longer than the references."""
+    sys_len = rng.integers(0, 9, size=n) * rng.integers(1, 40, size=n)
+    ref_len = rng.integers(0, 60, size=n)
+    total = np.stack([np.maximum(sys_len - g, 0) for g in range(4)], axis=1)
+    correct = (total * rng.random((n, 4)) * rng.integers(0, 2, size=(n, 4))).astype(np.int64)
+    return np.column_stack([sys_len, ref_len, correct, total]).astype(np.int64)
+
+
+def _chrf_sums(rng, n, orders):
+    # a count is 0 in about 1 cell of 100, so that most rows take the vectorised path and some not
+    hyp = (rng.random((n, orders)) > 0.01) * rng.integers(1, 300, size=(n, orders))
+    ref = (rng.random((n, orders)) > 0.01) * rng.integers(1, 300, size=(n, orders))
+    match = (np.minimum(hyp, ref) * rng.random((n, orders)) * rng.integers(0, 2, size=(n, orders))).astype(np.int64)
+    return np.stack([hyp, ref, match], axis=2).reshape(n, 3 * orders).astype(np.int64)
+
+
+VECTOR_CASES = [
+    ("BLEU", {}), ("BLEU", {"smooth_method": "floor"}), ("BLEU", {"smooth_method": "add-k"}),
+    ("BLEU", {"smooth_method": "none"}), ("BLEU", {"smooth_method": "floor", "smooth_value": 0.3}),
+    ("BLEU", {"effective_order": True}), ("CHRF", {}), ("CHRF", {"word_order": 2}),
+    ("CHRF", {"beta": 1, "eps_smoothing": True}), ("TER", {}),
+]
+
+
+@pytest.mark.parametrize("name,kw", VECTOR_CASES)
+def test_vectorised_scores_equal_sacrebleus_on_every_row(name, kw):
+    """replicate_scores (float32 sums, the bootstrap's) and trial_scores (exact sums, the
+    randomization test's) against sacrebleu's _compute_score_from_stats row by row: equal values
+    and equal types, on rows that take every branch of the scalar code."""
+    rng = np.random.default_rng(2026)
+    ours, theirs = getattr(compat, name)(**kw), getattr(sacrebleu, name)(**kw)
+    if name == "BLEU":
+        rows = _bleu_sums(rng, 3000)
+    elif name == "CHRF":
+        rows = _chrf_sums(rng, 3000, ours._metric.orders)
+    else:
+        edits = rng.integers(0, 3, size=3000) * rng.integers(0, 50, size=3000)
+        rows = np.column_stack([edits, rng.integers(0, 2, size=3000) * rng.integers(1, 90, size=3000)])
+    core = ours._metric
+    f32 = rows.astype(np.float32)
+    got = nr.replicate_scores(core, f32)
+    expected = [theirs._compute_score_from_stats(row).score for row in f32]
+    assert [type(x) for x in got] == [type(x) for x in expected]
+    assert got == expected
+    exact = rows.astype(np.float64) if name == "TER" else rows
+    got = nr.trial_scores(core, exact)
+    expected = [theirs._compute_score_from_stats(list(row)).score for row in
+                (exact.tolist() if name != "TER" else exact)]
+    assert np.array(got).dtype == np.array(expected).dtype
+    assert got == expected
+
+
+def test_integer_bootstrap_sums_leave_float32_exactness_to_sacrebleus_sum():
+    """Past 2**24 a float32 sum depends on its order: such replicates are summed as sacrebleu sums
+    them (row after row), the others by the exact product; all equal sacrebleu's sums."""
+    rng = np.random.default_rng(3)
+    held = rng.integers(0, 2**22, size=(40, 3)).astype(np.float32)
+    held[:20, 2] = rng.integers(0, 50, size=20)
+    idx = np.stack([rng.choice(40, size=40, replace=True) for _ in range(30)])
+    got = nr._replicate_sums(held, True, idx, nr._multiplicities(idx, 40))
+    expected = np.stack([held[i].sum(0) for i in idx])
+    assert (expected > 2**24).any()  # the check can fail: some sums are past float32's integers
+    assert got.tobytes() == expected.tobytes()
