@@ -33,7 +33,6 @@ from typing import Dict, List, NamedTuple, Optional, Sequence
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from .base import Tokenizer
 
@@ -243,6 +242,8 @@ class TokenizerSPM(Tokenizer):
         unknown piece (whose text is the unknown surface, not the ``<unk>`` piece) or a piece that
         ``str.split()`` would cut or drop: those pieces are split as text and their tokens numbered
         by the piece they equal, or past the vocabulary when they equal none."""
+        import pyarrow.compute as pc  # a 35 ms import that only SentencePiece's batches need
+
         beyond: Dict[str, int] = {}  # tokens that are no piece -> ids past the vocabulary, this call only
         out = []
         for arr in arrays:
