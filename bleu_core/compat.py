@@ -670,8 +670,8 @@ class PairedTest:
             own.append(nr.segment_statistics(metric._metric, rows))
             points.append((baseline.score.score, scoring.score_metric(metric._metric, column_sums(rows)).score.score))
         n_confidence = self.n_ar_confidence if self.test_type == "ar" else 0
-        per = nr.paired_samples(cores, base, [own], self.test_type, self.n_samples,
-                                nr.paired_seed(self._seed, self._draw_seed), n_confidence)[0]
+        _, (per,) = nr.paired_samples(cores, base, [own], self.test_type, self.n_samples,
+                                      nr.paired_seed(self._seed, self._draw_seed), n_confidence)
         results = {}
         for name, (sample, scores), (bl, sy) in zip(names, per, points):
             mean, half = (None, None) if scores is None else nr.numpy_interval(scores)

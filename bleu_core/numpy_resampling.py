@@ -326,20 +326,21 @@ def _randomization(metrics: Sequence, base: Sequence[np.ndarray], systems: Seque
                 width += base[m].shape[1]
                 columns.append((base[m] - system[m]).astype(np.float64))
     differences = np.hstack(columns) if columns else None
+    base_totals = [b.sum(0).astype(np.float64) for b in base]
+    totals = [[s.sum(0).astype(np.float64) for s in system] for system in systems]
     diffs = [[[] for _ in metrics] for _ in systems]
     done = 0
     while done < n:
         t = min(block, n - done)
         pos = rng.integers(2, size=(t, n_rows), dtype=bool)
+        neg = None if all(ints) else ~pos
         product = pos.astype(np.float64) @ differences if differences is not None else None
         for k, system in enumerate(systems):
             for m, metric in enumerate(metrics):
                 if ints[m]:
                     p = product[:, at[k, m]]
-                    a = system[m].sum(0).astype(np.float64) + p
-                    b = base[m].sum(0).astype(np.float64) - p
+                    a, b = totals[k][m] + p, base_totals[m] - p
                 else:
-                    neg = ~pos
                     a, b = pos @ base[m] + neg @ system[m], neg @ base[m] + pos @ system[m]
                 diffs[k][m].append(np.abs(np.array(trial_scores(metric, a)) - np.array(trial_scores(metric, b))))
         done += t
@@ -360,11 +361,12 @@ def _fixed(seed) -> bool:
 
 
 def paired_samples(metrics: Sequence, base: Sequence[np.ndarray], systems: Sequence[Sequence[np.ndarray]],
-                   test: str, n: int, seed, n_confidence: int = 0) -> List[List[tuple]]:
+                   test: str, n: int, seed, n_confidence: int = 0) -> Tuple[Optional[List[list]], List[List[tuple]]]:
     """sacrebleu's paired test (``test``: ``"bs"`` or ``"ar"``, ``n`` replicates or trials) of
-    every system against the baseline, with its draws: per system, per metric, (the sample whose
+    every system against the baseline, with its draws: (the baseline's replicate scores per
+    metric when every system shared them, else None; per system, per metric, (the sample whose
     values above the observed |difference| :func:`p_value` counts, the system's replicate scores
-    for its interval or None).
+    for its interval or None)).
 
     - ``bs``: the baseline's and the system's scores on the same replicates; the sample is their
       |differences| centred on their mean, the interval the system's replicates'.
@@ -376,11 +378,11 @@ def paired_samples(metrics: Sequence, base: Sequence[np.ndarray], systems: Seque
     each system draws its own."""
     if _fixed(seed):
         return _paired(metrics, base, systems, test, n, np.random.default_rng(seed), n_confidence)
-    return [_paired(metrics, base, [system], test, n, np.random.default_rng(seed), n_confidence)[0]
-            for system in systems]
+    return None, [_paired(metrics, base, [system], test, n, np.random.default_rng(seed), n_confidence)[1][0]
+                  for system in systems]
 
 
-def _paired(metrics, base, systems, test: str, n: int, rng, n_confidence: int) -> List[List[tuple]]:
+def _paired(metrics, base, systems, test: str, n: int, rng, n_confidence: int):
     if test == "bs":
         drawn = _bootstrap(metrics, [base, *systems], n, rng)
         out = []
@@ -391,11 +393,11 @@ def _paired(metrics, base, systems, test: str, n: int, rng, n_confidence: int) -
                 sample = np.abs(o - np.array(b))
                 per.append((sample - sample.mean(), o))
             out.append(per)
-        return out
+        return drawn[0], out
     diffs = _randomization(metrics, base, systems, n, rng)
     conf = _bootstrap(metrics, systems, n_confidence, rng) if n_confidence > 0 else None
-    return [[(d, None if conf is None else np.array(conf[k][m])) for m, d in enumerate(per)]
-            for k, per in enumerate(diffs)]
+    return None, [[(d, None if conf is None else np.array(conf[k][m])) for m, d in enumerate(per)]
+                  for k, per in enumerate(diffs)]
 
 
 def p_value(differences: np.ndarray, observed: float) -> float:

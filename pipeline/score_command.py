@@ -435,10 +435,13 @@ def _sacrebleu_paired(run: _Run, systems: List[_System], order: List[int], point
     cells: List[list] = [[(None, None, None)] for _ in metrics]
     others = [run.segment_statistics(system, order) for system in systems[1:]]
     test = "bs" if rs.method == scoring.BOOTSTRAP else "ar"
-    if test == "bs":  # the baseline's interval, from its own bootstrap
-        for m, scores in enumerate(nr.bootstrap_scores(metrics, base, rs.n, nr.bootstrap_seed(rs.label, rs.seed))):
+    seed, interval_seed = nr.paired_seed(rs.label, rs.seed), nr.bootstrap_seed(rs.label, rs.seed)
+    shared, samples = nr.paired_samples(metrics, base, others, test, rs.n, seed)
+    if test == "bs":  # the baseline's interval, from its own bootstrap: the test's replicates under the same seed
+        if shared is None or seed != interval_seed:
+            shared = nr.bootstrap_scores(metrics, base, rs.n, interval_seed)
+        for m, scores in enumerate(shared):
             cells[m][0] = (None, *nr.numpy_interval(np.array(scores)))
-    samples = nr.paired_samples(metrics, base, others, test, rs.n, nr.paired_seed(rs.label, rs.seed))
     for k, per in enumerate(samples, start=1):
         for m, (sample, own) in enumerate(per):
             p = nr.p_value(sample, abs(points[0][m] - points[k][m]))
