@@ -261,18 +261,23 @@ def cpu_seconds(pid: int) -> float:
 
 @contextlib.contextmanager
 def killing_a_busy_worker(pool_pid: int, min_cpu: float, poll: float) -> Iterator[Dict[str, float]]:
-    """While the block runs, SIGKILL the first descendant of ``pool_pid`` (an SDK worker the pool
-    started) that has used ``min_cpu`` CPU seconds, looking every ``poll`` seconds; yields a dict
-    that then holds its ``pid`` and the monotonic time ``at`` of the kill (empty: none got that busy)."""
-    killed: Dict[str, float] = {}
+    """While the block runs, SIGKILL the first descendant of ``pool_pid`` started during it (an SDK
+    worker the pool started for the block's job, not one an earlier job left behind) that has used
+    ``min_cpu`` CPU seconds, looking every ``poll`` seconds; yields a dict
+    that then holds its ``pid``, the monotonic time ``at`` of the kill and its ``cpu`` seconds
+    (without them, none got that busy: then ``busiest`` is the most CPU any of them was seen with)."""
+    killed: Dict[str, float] = {"busiest": 0.0}
     done = threading.Event()
+    earlier = set(descendants(pool_pid))
 
     def kill_a_busy_worker():
         while not done.is_set():
-            for pid in descendants(pool_pid):
-                if cpu_seconds(pid) >= min_cpu:
+            for pid in set(descendants(pool_pid)) - earlier:
+                cpu = cpu_seconds(pid)
+                killed["busiest"] = max(killed["busiest"], cpu)
+                if cpu >= min_cpu:
                     os.kill(pid, signal.SIGKILL)
-                    killed.update(pid=pid, at=time.monotonic())
+                    killed.update(pid=pid, at=time.monotonic(), cpu=cpu)
                     return
             time.sleep(poll)
 

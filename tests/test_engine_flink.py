@@ -188,19 +188,21 @@ def test_flink_cluster_sdk_worker_killed_mid_job(cluster, tmp_path):
     """SIGKILL one of the Python SDK workers the pool started for a job on the cluster, once it is
     busy: the run either gives the local runner's result or fails cleanly (one line, non-zero,
     no output); it never exits 0 with a different number."""
-    rows = corpus_rows([REAL_FOLDER])  # every system, every segment: about 18k pairs
-    glob = write_shards(rows, tmp_path / "big", n_shards=4, row_group_size=500, shuffle_seed=3)
+    rows = corpus_rows([REAL_FOLDER])  # every system, every segment: about 18k pairs, 8 times over
+    big = [dict(r, line=r["line"] + 100_000 * k) for k in range(8) for r in rows]
+    glob = write_shards(big, tmp_path / "big", n_shards=4, row_group_size=2000, shuffle_seed=3)
     argv = ["--input", glob, *COMMON, "--progress", "off"]
 
     with engine_service("worker-pool", tmp_path / "pool") as pool:
-        with killing_a_busy_worker(pool["pid"], min_cpu=2.0, poll=0.2) as killed:  # past its imports
+        with killing_a_busy_worker(pool["pid"], min_cpu=3.0, poll=0.1) as killed:  # past its imports
             out = tmp_path / "out"
             outs = [out / "result.json", out / "groups.csv"]
             before = cluster_jobs(cluster)
             t0 = time.monotonic()
             proc = beambleu_subprocess(["run", *argv, "--output", outs[0], "--groups-output", outs[1],
                                         *external(cluster["job"], pool)], timeout=300)
-    assert killed, f"no SDK worker was busy long enough to be killed (exit {proc.returncode})\n{proc.stderr}"
+    assert "pid" in killed, (f"no SDK worker was busy long enough to be killed (the busiest used "
+                             f"{killed['busiest']:.1f} CPU-s; exit {proc.returncode})\n{proc.stderr}")
     ran = new_jobs(cluster, before)
     if proc.returncode == 0:  # then it must be the local runner's result, byte for byte
         local = tmp_path / "local"
@@ -214,7 +216,8 @@ def test_flink_cluster_sdk_worker_killed_mid_job(cluster, tmp_path):
     else:
         assert_failed_cleanly(proc, outs)
         assert ran and ran[-1]["state"] == "FAILED", ran
-    print(f"SDK worker {killed['pid']} killed {killed['at'] - t0:.1f} s into the run; beambleu exit "
+    print(f"SDK worker {killed['pid']} killed {killed['at'] - t0:.1f} s into the run, at {killed['cpu']:.1f} CPU-s; "
+          f"beambleu exit "
           f"{proc.returncode}; cluster jobs: {[j['state'] for j in ran]}; stderr: {proc.stderr.strip()[-300:]}")
 
 

@@ -16,12 +16,8 @@ none of its outputs."""
 from __future__ import annotations
 
 import importlib.util
-import os
-import signal
 import sys
-import threading
 import time
-from pathlib import Path
 from typing import Dict, List
 
 import pytest
@@ -29,8 +25,8 @@ import pytest
 pytest.importorskip("apache_beam")
 
 from .engine_parity import CASES, assert_engine_matches_local, real_available  # noqa: E402
-from .engines import (REPO, beambleu_subprocess, deploy_engines, engine_service, engines_required,  # noqa: E402
-                      fetch_or_skip)
+from .engines import (REPO, assert_failed_cleanly, beambleu_subprocess, deploy_engines,  # noqa: E402
+                      engine_service, engines_required, fetch_or_skip, killing_a_busy_worker)
 from .pipeline_helpers import corpus_rows, run_cli, write_shards  # noqa: E402
 
 # SDK harnesses kept for a minute within a job instead of one per Spark task (Beam's default, 0,
@@ -58,22 +54,27 @@ def _fail_or_skip(what: str, e: Exception):
 
 @pytest.fixture(scope="module")
 def spark(tmp_path_factory):
-    """The job server's jar and one SDK worker pool for the module."""
+    """The job server's jar and the module's folder."""
     jar = fetch_or_skip("spark-job-server")
-    state = tmp_path_factory.mktemp("spark")
-    with engine_service("worker-pool", state) as pool:
-        yield {"jar": jar, "pool": pool, "state": state}
+    return {"jar": jar, "state": tmp_path_factory.mktemp("spark")}
 
+
+# Each job server gets an SDK worker pool of its own. The pool keys the harnesses it starts by the
+# worker id the JVM asks for, and ids start again at "1-1" in every JVM (every application's
+# executor on the cluster): shared, a StopWorker("1-1") the embedded job server sends when its
+# cached harness expires (--environment_cache_millis) kills a cluster executor's "1-1" harness
+# mid-job (seen: "CANCELLED: call already cancelled", the stage's 4 attempts failed).
 
 @pytest.fixture(scope="module")
 def embedded(spark):
     cl = spark_cluster_module()
     state = spark["state"] / "embedded"
-    job = cl.start_job_server(state, master="local[2]")
-    try:
-        yield {**spark, "job": job, "job_state": state}
-    finally:
-        deploy_engines().stop("spark-job-server", state)
+    with engine_service("worker-pool", state) as pool:
+        job = cl.start_job_server(state, master="local[2]")
+        try:
+            yield {**spark, "pool": pool, "job": job, "job_state": state}
+        finally:
+            deploy_engines().stop("spark-job-server", state)
 
 
 @pytest.fixture(scope="module")
@@ -86,11 +87,12 @@ def cluster(spark):
         _fail_or_skip(f"Spark {cl.spark_version()} (pyspark)", e)
     rec = cl.start(state)
     try:
-        job = cl.start_job_server(state, master=rec["master_url"])
-        try:
-            yield {**spark, "job": job, "job_state": state, "cluster": rec}
-        finally:
-            deploy_engines().stop("spark-job-server", state)
+        with engine_service("worker-pool", state) as pool:
+            job = cl.start_job_server(state, master=rec["master_url"])
+            try:
+                yield {**spark, "pool": pool, "job": job, "job_state": state, "cluster": rec}
+            finally:
+                deploy_engines().stop("spark-job-server", state)
     finally:
         cl.stop(state)
 
@@ -111,7 +113,7 @@ def portable_options(engine: Dict, cache: bool = True) -> List[str]:
 
 def logs(engine: Dict):
     def text() -> str:
-        files = sorted(engine["state"].glob("*.log")) + sorted(engine["job_state"].glob("*.log"))
+        files = sorted(engine["job_state"].glob("*.log"))  # the job server's and its worker pool's
         files += sorted(engine["job_state"].glob("spark-cluster/logs/*.out"))
         files += sorted(engine["job_state"].glob("spark-cluster/work/*/*/stderr"))[-2:]
         return "\n".join(f"--- {p}\n{p.read_text(errors='replace')[-3000:]}" for p in files)
@@ -170,30 +172,10 @@ def test_spark_runner_started_by_beam(engine_inputs, spark, tmp_path):
 
 # ---------------------------------------------------------------------------------------- faults
 
-def sdk_workers(pool_pid: int) -> Dict[int, float]:
-    """{pid: CPU seconds} of the live processes the worker pool has started (its SDK harnesses)."""
-    tick = os.sysconf("SC_CLK_TCK")
-    found = {}
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit():
-            continue
-        try:
-            fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pool_pid and fields[0] != "Z":
-            found[int(d.name)] = (int(fields[11]) + int(fields[12])) / tick
-    return found
-
-
 def assert_one_error_line_and_no_outputs(proc, outputs) -> str:
+    """Exit 1 (bad input or a failed job, not a crash), then assert_failed_cleanly's checks."""
     assert proc.returncode == 1, proc.stderr
-    lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("beambleu: error")]
-    assert len(lines) == 1, proc.stderr
-    assert "Traceback" not in proc.stderr, proc.stderr
-    for out in outputs:
-        assert not Path(out).exists(), out
-    return lines[0]
+    return assert_failed_cleanly(proc, outputs)
 
 
 # the SDK worker is killed once it has used this much CPU: past its imports (about 2.6 s here),
@@ -217,36 +199,20 @@ def test_spark_cluster_sdk_worker_killed_mid_job(cluster, tmp_path):
     rc, _, err = run_cli(*flags, "--output", local)
     assert rc == 0, err
 
-    pool_pid = cluster["pool"]["pid"]
-    before_workers = set(sdk_workers(pool_pid))
     before_apps = applications(cluster)
     out = tmp_path / "spark.json"
-    result = {}
-
-    def run():
-        result["proc"] = beambleu_subprocess(["run", *flags, "--output", out, *portable_options(cluster, cache=False)],
-                                             timeout=300)
-
-    runner = threading.Thread(target=run)
-    runner.start()
-    killed = None
-    while runner.is_alive() and killed is None:
-        for pid, cpu in sdk_workers(pool_pid).items():
-            if pid not in before_workers and cpu >= KILL_AT_CPU:
-                os.kill(pid, signal.SIGKILL)
-                killed = (pid, cpu)
-                break
-        time.sleep(0.05)
-    runner.join()
-    proc = result["proc"]
-    assert killed, f"the job ended before an SDK worker was killed\n{proc.stderr}"
+    with killing_a_busy_worker(cluster["pool"]["pid"], min_cpu=KILL_AT_CPU, poll=0.05) as killed:
+        proc = beambleu_subprocess(["run", *flags, "--output", out, *portable_options(cluster, cache=False)],
+                                   timeout=300)
+    assert "pid" in killed, (f"the job ended before an SDK worker was killed (the busiest used "
+                             f"{killed['busiest']:.1f} CPU-s)\n{proc.stderr}")
     assert_one_new_application(cluster, before_apps)
     if proc.returncode == 0:
         assert out.read_bytes() == local.read_bytes(), "exit 0 with another result"
-        print(f"SDK worker {killed[0]} killed at {killed[1]:.1f} s CPU: the retries gave the identical result")
+        print(f"SDK worker {killed['pid']} killed at {killed['cpu']:.1f} s CPU: the retries gave the identical result")
     else:
         line = assert_one_error_line_and_no_outputs(proc, [out])
-        print(f"SDK worker {killed[0]} killed at {killed[1]:.1f} s CPU: the run failed, no output: {line}")
+        print(f"SDK worker {killed['pid']} killed at {killed['cpu']:.1f} s CPU: the run failed, no output: {line}")
 
 
 def test_spark_job_server_jar_that_cannot_start_is_one_line(engine_inputs, tmp_path):
