@@ -541,11 +541,10 @@ static int intern_hyp(K *k, Py_ssize_t t0, Py_ssize_t nt) {
     return 0;
 }
 
-/* Id of a reference token, or -1 if the hypothesis does not contain it. */
-static inline int32_t lookup_token(K *k, Py_ssize_t t0, Py_ssize_t ti) {
+/* Id of a reference token whose bytes hash to h, or -1 if the hypothesis does not contain it. */
+static inline int32_t lookup_hashed(K *k, Py_ssize_t t0, Py_ssize_t ti, uint64_t h) {
     const uint8_t *s = k->arena.p + k->tok_start.p[ti];
     int32_t l = k->tok_len.p[ti];
-    uint64_t h = hash_bytes(s, l);
     Py_ssize_t m = k->tk_mask, pos = (Py_ssize_t)(h & (uint64_t)m);
     for (;;) {
         int32_t sl = k->tk_slot[pos];
@@ -557,6 +556,11 @@ static inline int32_t lookup_token(K *k, Py_ssize_t t0, Py_ssize_t ti) {
         }
         pos = (pos + 1) & m;
     }
+}
+
+/* Id of a reference token, or -1 if the hypothesis does not contain it. */
+static inline int32_t lookup_token(K *k, Py_ssize_t t0, Py_ssize_t ti) {
+    return lookup_hashed(k, t0, ti, hash_bytes(k->arena.p + k->tok_start.p[ti], k->tok_len.p[ti]));
 }
 
 static int ng_prepare(K *k, Py_ssize_t nhyp) {
@@ -811,6 +815,164 @@ done:
 }
 
 
+PyDoc_STRVAR(stats_many_doc,
+"stats_many(systems, ref_data, ref_offsets, ref_valid, list_offsets, tokenizer, lowercase,\n"
+"           max_order, flags, per_row)\n"
+"\n"
+"As stats, for several candidates of the same references (the systems of one test set): each\n"
+"row's references are tokenized once, then counted against every system's candidate.\n"
+"`systems` is a sequence of (hyp_data, hyp_offsets, hyp_valid, out) tuples, each with as many\n"
+"rows as list_offsets; each `out` is filled (added to) as stats fills its one. The errors are\n"
+"stats's: ValueError(row, ref_index or -1, reason) for the first bad row met (a row's\n"
+"references before its candidates, systems in order), which is not necessarily the one stats\n"
+"called system by system reports first.");
+
+static PyObject *k_stats_many(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *o_sys, *o_rd, *o_ro, *o_rv, *o_lo, *o_flags;
+    int tokenizer, lowercase, order, per_row;
+    if (!PyArg_ParseTuple(args, "OOOOOiiiOi", &o_sys, &o_rd, &o_ro, &o_rv, &o_lo, &tokenizer, &lowercase, &order,
+                          &o_flags, &per_row))
+        return NULL;
+    if (order < 1 || order > 64) { PyErr_SetString(PyExc_ValueError, "max_order must be in 1..64"); return NULL; }
+    if (tokenizer < TOK_NONE || tokenizer > TOK_CHAR) { PyErr_SetString(PyExc_ValueError, "unknown tokenizer id"); return NULL; }
+    PyObject *seq = PySequence_Fast(o_sys, "systems must be a sequence of (data, offsets, valid, out) tuples");
+    if (!seq) return NULL;
+    Py_ssize_t S = PySequence_Fast_GET_SIZE(seq);
+    View rd, ro, rv, lo, fl;
+    View *shared[] = {&rd, &ro, &rv, &lo, &fl};
+    for (int i = 0; i < 5; i++) shared[i]->held = 0;
+    View *hv4 = (View *)calloc((size_t)(S > 0 ? S : 1) * 4, sizeof(View)); /* hd, ho, hv, out per system */
+    PyObject *result = NULL;
+    K k;
+    memset(&k, 0, sizeof(k));
+    int64_t *row = NULL, *reflens = NULL, *rstart = NULL;
+    uint64_t *rhash = NULL;
+    Py_ssize_t reflens_cap = 0, rhash_cap = 0;
+    if (!hv4) { PyErr_NoMemory(); goto done; }
+    if (get_view(o_rd, &rd, 0) < 0 || get_view(o_ro, &ro, 0) < 0 || get_view(o_rv, &rv, 0) < 0 ||
+        get_view(o_lo, &lo, 0) < 0 || get_view(o_flags, &fl, 0) < 0)
+        goto done;
+    if (!rd.held || !ro.held || !lo.held) {
+        PyErr_SetString(PyExc_TypeError, "data, offsets and out buffers are required");
+        goto done;
+    }
+    Py_ssize_t n = 0, m = 0, K2 = 2 + 2 * (Py_ssize_t)order;
+    for (Py_ssize_t s = 0; s < S; s++) {
+        PyObject *t = PySequence_Fast_GET_ITEM(seq, s);
+        if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 4) {
+            PyErr_SetString(PyExc_TypeError, "systems must be a sequence of (data, offsets, valid, out) tuples");
+            goto done;
+        }
+        View *v = hv4 + 4 * s;
+        for (int i = 0; i < 4; i++)
+            if (get_view(PyTuple_GET_ITEM(t, i), v + i, i == 3) < 0) goto done;
+        if (!v[0].held || !v[1].held || !v[3].held) {
+            PyErr_SetString(PyExc_TypeError, "data, offsets and out buffers are required");
+            goto done;
+        }
+        Py_ssize_t ns, ms;
+        if (batch_shape(v + 1, &ro, &lo, v + 2, &rv, v + 3, per_row, K2, &ns, &ms) < 0) goto done;
+        n = ns; m = ms;
+        const int64_t *hoff = (const int64_t *)v[1].view.buf;
+        if (hoff[0] < 0 || hoff[n] > v[0].view.len) {
+            PyErr_SetString(PyExc_ValueError, "offsets point outside their data");
+            goto done;
+        }
+    }
+    if (S == 0) { Py_INCREF(Py_None); result = Py_None; goto done; }
+    if ((tokenizer == TOK_INTL || tokenizer == TOK_ZH) && (!fl.held || fl.view.len != UNI_SIZE)) {
+        PyErr_SetString(PyExc_ValueError, "this tokenizer needs the Unicode flag table");
+        goto done;
+    }
+    const uint8_t *rdata = (const uint8_t *)rd.view.buf;
+    const int64_t *roff = (const int64_t *)ro.view.buf, *loff = (const int64_t *)lo.view.buf;
+    const uint8_t *rval = rv.held ? (const uint8_t *)rv.view.buf : NULL;
+    if (roff[0] < 0 || roff[m] > rd.view.len || loff[0] < 0 || loff[n] > m) {
+        PyErr_SetString(PyExc_ValueError, "offsets point outside their data");
+        goto done;
+    }
+    k.tokenizer = tokenizer; k.lowercase = lowercase; k.order = order; k.stop_after = STAGE_ALL;
+    k.flags = fl.held ? (const uint8_t *)fl.view.buf : NULL;
+    row = (int64_t *)calloc((size_t)K2, sizeof(int64_t));
+    if (!row) { PyErr_NoMemory(); goto done; }
+
+    for (Py_ssize_t r = 0; r < n; r++) {
+        k.bad_row = r;
+        k.bad_ref = -1;
+        int64_t la = loff[r], lb = loff[r + 1];
+        if (lb < la) { k.bad_what = "offsets are not monotonic"; goto bad; }
+        if (lb - la > reflens_cap) {
+            reflens_cap = (Py_ssize_t)(lb - la) * 2;
+            int64_t *p1 = (int64_t *)realloc(reflens, (size_t)reflens_cap * sizeof(int64_t));
+            if (p1) reflens = p1;
+            int64_t *p2 = (int64_t *)realloc(rstart, (size_t)reflens_cap * sizeof(int64_t));
+            if (p2) rstart = p2;
+            if (!p1 || !p2) { PyErr_NoMemory(); goto done; }
+        }
+        /* the references, once: their tokens stay in the lists, before any candidate's */
+        k.arena.len = 0; k.tok_start.len = 0; k.tok_len.len = 0;
+        Py_ssize_t nrefs = 0;
+        for (int64_t j = la; j < lb; j++) {
+            if (rval && !rval[j]) continue; /* a missing reference (None) */
+            int64_t ra = roff[j], rb = roff[j + 1];
+            k.bad_ref = (Py_ssize_t)(j - la);
+            if (rb < ra) { k.bad_what = "offsets are not monotonic"; goto bad; }
+            rstart[nrefs] = k.tok_start.len;
+            Py_ssize_t nr = segment_tokens(&k, rdata + ra, (Py_ssize_t)(rb - ra));
+            if (nr < 0) goto bad;
+            reflens[nrefs++] = nr;
+        }
+        k.bad_ref = -1;
+        if (nrefs == 0) { k.bad_what = "no reference (all references are missing)"; goto bad; }
+        Py_ssize_t R = k.tok_start.len, A = k.arena.len, maxr = 0;
+        if (R > rhash_cap) {
+            rhash_cap = R * 2;
+            uint64_t *p = (uint64_t *)realloc(rhash, (size_t)rhash_cap * sizeof(uint64_t));
+            if (!p) { PyErr_NoMemory(); goto done; }
+            rhash = p;
+        }
+        for (Py_ssize_t t = 0; t < R; t++) rhash[t] = hash_bytes(k.arena.p + k.tok_start.p[t], k.tok_len.p[t]);
+        for (Py_ssize_t q = 0; q < nrefs; q++) if (reflens[q] > maxr) maxr = reflens[q];
+        if (ibuf_reserve(&k.ref_ids, maxr + 1) < 0) goto done;
+        for (Py_ssize_t s = 0; s < S; s++) {
+            View *v = hv4 + 4 * s;
+            const int64_t *hoff = (const int64_t *)v[1].view.buf;
+            const uint8_t *hval = v[2].held ? (const uint8_t *)v[2].view.buf : NULL;
+            if (hval && !hval[r]) { k.bad_what = "candidate is null"; goto bad; }
+            int64_t a = hoff[r], b = hoff[r + 1];
+            if (b < a) { k.bad_what = "offsets are not monotonic"; goto bad; }
+            k.arena.len = A; k.tok_start.len = R; k.tok_len.len = R;
+            Py_ssize_t nh = segment_tokens(&k, (const uint8_t *)v[0].view.buf + a, (Py_ssize_t)(b - a));
+            if (nh < 0) goto bad;
+            if (intern_hyp(&k, R, nh) < 0) goto done;
+            if (count_hyp(&k, nh, row, K2) < 0) goto done;
+            for (Py_ssize_t q = 0; q < nrefs; q++) {
+                Py_ssize_t t0 = (Py_ssize_t)rstart[q];
+                for (Py_ssize_t t = 0; t < reflens[q]; t++) k.ref_ids.p[t] = lookup_hashed(&k, R, t0 + t, rhash[t0 + t]);
+                count_ref(&k, k.ref_ids.p, reflens[q], q);
+            }
+            finish_row(&k, row, nh, reflens, nrefs);
+            if (emit_row((int64_t *)v[3].view.buf, row, r, K2, per_row) < 0) goto done;
+        }
+    }
+    Py_INCREF(Py_None);
+    result = Py_None;
+    goto done;
+bad:
+    row_error(&k);
+done:
+    free(row); free(reflens); free(rstart); free(rhash);
+    k_free(&k);
+    for (int i = 0; i < 5; i++) rel_view(shared[i]);
+    if (hv4)
+        for (Py_ssize_t i = 0; i < 4 * S; i++) rel_view(hv4 + i);
+    free(hv4);
+    Py_DECREF(seq);
+    return result;
+}
+
+
 PyDoc_STRVAR(stats_ids_doc,
 "stats_ids(hyp_ids, hyp_offsets, hyp_index, hyp_valid, ref_ids, ref_offsets, ref_index, ref_valid,\n"
 "          list_offsets, max_order, out, per_row)\n"
@@ -948,6 +1110,7 @@ done:
 
 static PyMethodDef methods[] = {
     {"stats", k_stats, METH_VARARGS, stats_doc},
+    {"stats_many", k_stats_many, METH_VARARGS, stats_many_doc},
     {"stats_ids", k_stats_ids, METH_VARARGS, stats_ids_doc},
     {NULL, NULL, 0, NULL},
 };

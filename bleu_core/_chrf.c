@@ -106,6 +106,7 @@ typedef struct {
     double factor, one_plus; /* float(beta ** 2), float(1 + beta ** 2) */
     PyThreadState *ts;
     Seg h, r;
+    Seg *rs; Py_ssize_t rs_cap;  /* a row's references, prepared once for every system (stats_many) */
     Tok *tt; size_t tt_cap, tt_mask;
     uint64_t *key; Cnt *cnt; size_t t_cap, mask; int shift;
     uint32_t *ins, *touch; size_t ins_cap, touch_cap, nins, ntouch;
@@ -120,6 +121,8 @@ static void seg_free(Seg *g) {
 
 static void k_free(K *k) {
     seg_free(&k->h); seg_free(&k->r);
+    for (Py_ssize_t i = 0; i < k->rs_cap; i++) seg_free(&k->rs[i]);
+    free(k->rs);
     free(k->tt); free(k->key); free(k->cnt); free(k->ins); free(k->touch);
     free(k->match); free(k->cur); free(k->best);
 }
@@ -250,8 +253,7 @@ static int intern_hyp(K *k) {
 }
 
 /* Ids of the reference tokens: the hypothesis id, or -1 for a token the hypothesis lacks. */
-static void lookup_ref_tokens(K *k) {
-    Seg *g = &k->r;
+static void lookup_ref_tokens(K *k, Seg *g) {
     const uint32_t *hcp = k->h.cp;
     for (Py_ssize_t j = 0; j < g->nt; j++) {
         const uint32_t *s = g->cp + g->ts[j];
@@ -380,12 +382,12 @@ static inline void hit(K *k, uint32_t slot, Py_ssize_t j) {
     k->match[j] += e->rc <= e->hc;
 }
 
-/* Match counts of the current reference into k->match (orders 0..order-1). */
-static void count_ref(K *k) {
+/* Match counts of the reference r into k->match (orders 0..order-1). */
+static void count_ref(K *k, const Seg *r) {
     memset(k->match, 0, (size_t)k->order * sizeof(int64_t));
     k->ntouch = 0;
-    const uint32_t *ch = k->r.ch;
-    Py_ssize_t L = k->r.nch;
+    const uint32_t *ch = r->ch;
+    Py_ssize_t L = r->nch;
     for (Py_ssize_t i = 0; i < L && k->co > 0; i++) {
         Py_ssize_t nmax = L - i < k->co ? L - i : k->co;
         uint64_t key = 0;
@@ -397,8 +399,8 @@ static void count_ref(K *k) {
             hit(k, prev, n - 1);
         }
     }
-    const int32_t *id = k->r.id;
-    Py_ssize_t T = k->r.nt;
+    const int32_t *id = r->id;
+    Py_ssize_t T = r->nt;
     for (Py_ssize_t i = 0; i < T; i++) {
         Py_ssize_t nmax = T - i < k->wo ? T - i : k->wo;
         uint32_t prev = 0;
@@ -413,12 +415,12 @@ static void count_ref(K *k) {
     for (size_t u = 0; u < k->ntouch; u++) k->cnt[k->touch[u]].rc = 0;
 }
 
-/* The triples of the current reference into out. */
-static void triples(const K *k, int64_t *out) {
+/* The triples of the reference r into out. */
+static void triples(const K *k, const Seg *r, int64_t *out) {
     for (Py_ssize_t j = 0; j < k->order; j++) {
         int word = j >= k->co;
         Py_ssize_t n = word ? j - k->co + 1 : j + 1;
-        Py_ssize_t lh = word ? k->h.nt : k->h.nch, lr = word ? k->r.nt : k->r.nch;
+        Py_ssize_t lh = word ? k->h.nt : k->h.nch, lr = word ? r->nt : r->nch;
         int64_t nref = lr >= n ? lr - n + 1 : 0;
         out[3 * j] = nref > 0 && lh >= n ? lh - n + 1 : 0;
         out[3 * j + 1] = nref;
@@ -498,9 +500,9 @@ static int run(K *k, const Batch *b) {
                 return ST_BAD;
             }
             if ((st = prepare(k, &k->r, b->rdata + ra, (Py_ssize_t)(rb - ra))) != ST_OK) return st;
-            if (k->wo > 0) lookup_ref_tokens(k);
-            count_ref(k);
-            triples(k, k->cur);
+            if (k->wo > 0) lookup_ref_tokens(k, &k->r);
+            count_ref(k, &k->r);
+            triples(k, &k->r, k->cur);
             double f = f_score(k, k->cur);
             if (f > best_f) {
                 best_f = f;
@@ -517,6 +519,78 @@ static int run(K *k, const Batch *b) {
             int overflow = 0;
             for (Py_ssize_t q = 0; q < W; q++) overflow |= __builtin_add_overflow(b->out[q], k->best[q], &b->out[q]);
             if (overflow) return ST_OVERFLOW;
+        }
+    }
+    return ST_OK;
+}
+
+/* One system of stats_many: its candidates and its out. */
+typedef struct {
+    const uint8_t *hdata, *hval;
+    const int64_t *hoff;
+    int64_t *out;
+} Sys;
+
+/* run for several systems' candidates of the same references: each row's references are
+   prepared (decoded, lowercased, split, hashed) once, then counted against every candidate. */
+static int run_many(K *k, const Batch *b, const Sys *sys, Py_ssize_t S) {
+    Py_ssize_t W = 3 * k->order;
+    for (Py_ssize_t row = 0; row < b->n; row++) {
+        int st;
+        k->bad_row = row;
+        k->bad_ref = -1;
+        int64_t la = b->loff[row], lb = b->loff[row + 1];
+        if (lb < la || lb > b->loff[b->n]) { k->bad_what = "offsets are not monotonic"; return ST_BAD; }
+        if (lb - la > k->rs_cap) {
+            Py_ssize_t cap = (Py_ssize_t)(lb - la) * 2;
+            Seg *p = (Seg *)realloc(k->rs, (size_t)cap * sizeof(Seg));
+            if (!p) return ST_NOMEM;
+            memset(p + k->rs_cap, 0, (size_t)(cap - k->rs_cap) * sizeof(Seg));
+            k->rs = p;
+            k->rs_cap = cap;
+        }
+        Py_ssize_t nrefs = 0;
+        for (int64_t j = la; j < lb; j++) {
+            if (b->rval && !b->rval[j]) continue; /* a missing reference (None) */
+            k->bad_ref = (Py_ssize_t)(j - la);
+            int64_t ra = b->roff[j], rb = b->roff[j + 1];
+            if (rb < ra || ra < b->roff[0] || rb > b->roff[b->m]) {
+                k->bad_what = "offsets are not monotonic";
+                return ST_BAD;
+            }
+            if ((st = prepare(k, &k->rs[nrefs], b->rdata + ra, (Py_ssize_t)(rb - ra))) != ST_OK) return st;
+            nrefs++;
+        }
+        k->bad_ref = -1;
+        if (nrefs == 0) { k->bad_what = "no reference (all references are missing)"; return ST_BAD; }
+        for (Py_ssize_t s = 0; s < S; s++) {
+            const Sys *y = &sys[s];
+            if (y->hval && !y->hval[row]) { k->bad_what = "candidate is null"; return ST_BAD; }
+            int64_t a = y->hoff[row], e = y->hoff[row + 1];
+            if (e < a || e > y->hoff[b->n]) { k->bad_what = "offsets are not monotonic"; return ST_BAD; }
+            if ((st = prepare(k, &k->h, y->hdata + a, (Py_ssize_t)(e - a))) != ST_OK) return st;
+            if (k->wo > 0 && (st = intern_hyp(k)) != ST_OK) return st;
+            if ((st = tab_prepare(k)) != ST_OK) return st;
+            count_hyp(k);
+            double best_f = -1.0;
+            for (Py_ssize_t q = 0; q < nrefs; q++) {
+                if (k->wo > 0) lookup_ref_tokens(k, &k->rs[q]);
+                count_ref(k, &k->rs[q]);
+                triples(k, &k->rs[q], k->cur);
+                double f = f_score(k, k->cur);
+                if (f > best_f) {
+                    best_f = f;
+                    memcpy(k->best, k->cur, (size_t)W * sizeof(int64_t));
+                }
+            }
+            tab_clear(k);
+            if (b->per_row) {
+                memcpy(y->out + row * W, k->best, (size_t)W * sizeof(int64_t));
+            } else {
+                int overflow = 0;
+                for (Py_ssize_t q = 0; q < W; q++) overflow |= __builtin_add_overflow(y->out[q], k->best[q], &y->out[q]);
+                if (overflow) return ST_OVERFLOW;
+            }
         }
     }
     return ST_OK;
@@ -597,6 +671,112 @@ done:
     return result;
 }
 
+PyDoc_STRVAR(stats_many_doc,
+"stats_many(systems, ref_data, ref_offsets, ref_valid, list_offsets, char_order, word_order,\n"
+"           factor, one_plus_factor, eps_smoothing, lowercase, whitespace, per_row)\n"
+"\n"
+"As stats, for several candidates of the same references (the systems of one test set): each\n"
+"row's references are prepared once, then counted against every system's candidate. `systems`\n"
+"is a sequence of (hyp_data, hyp_offsets, hyp_valid, out) tuples with as many rows as\n"
+"list_offsets; each `out` is filled (added to) as stats fills its one. The errors are stats's,\n"
+"for the first bad row met (a row's references before its candidates, systems in order).");
+
+static PyObject *k_stats_many(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *o_sys, *o_rd, *o_ro, *o_rv, *o_lo;
+    Py_ssize_t co, wo;
+    double factor, one_plus;
+    int eps, lowercase, whitespace, per_row;
+    if (!PyArg_ParseTuple(args, "OOOOOnnddpppp", &o_sys, &o_rd, &o_ro, &o_rv, &o_lo, &co, &wo,
+                          &factor, &one_plus, &eps, &lowercase, &whitespace, &per_row))
+        return NULL;
+    if (co < 0 || wo < 0 || co > PY_SSIZE_T_MAX / 48 || wo > PY_SSIZE_T_MAX / 48 || co + wo < 1) {
+        PyErr_SetString(PyExc_ValueError, "char_order and word_order must be >= 0 with a positive sum");
+        return NULL;
+    }
+    if (!(factor >= 0 && factor <= DBL_MAX && one_plus >= 1 && one_plus <= DBL_MAX)) {
+        PyErr_SetString(PyExc_ValueError, "factor and one_plus_factor must be finite, >= 0 and >= 1");
+        return NULL;
+    }
+    PyObject *seq = PySequence_Fast(o_sys, "systems must be a sequence of (data, offsets, valid, out) tuples");
+    if (!seq) return NULL;
+    Py_ssize_t S = PySequence_Fast_GET_SIZE(seq);
+    View rd, ro, rv, lo;
+    View *shared[] = {&rd, &ro, &rv, &lo};
+    for (int i = 0; i < 4; i++) shared[i]->held = 0;
+    View *views = (View *)calloc((size_t)(S > 0 ? S : 1) * 4, sizeof(View)); /* hd, ho, hv, out per system */
+    Sys *sys = (Sys *)calloc((size_t)(S > 0 ? S : 1), sizeof(Sys));
+    PyObject *result = NULL;
+    K k;
+    memset(&k, 0, sizeof(k));
+    if (!views || !sys) { PyErr_NoMemory(); goto done; }
+    if (get_view(o_rd, &rd, 0) < 0 || get_view(o_ro, &ro, 0) < 0 || get_view(o_rv, &rv, 0) < 0 ||
+        get_view(o_lo, &lo, 0) < 0)
+        goto done;
+    if (!rd.held || !ro.held || !lo.held) {
+        PyErr_SetString(PyExc_TypeError, "data, offsets and out buffers are required");
+        goto done;
+    }
+    Py_ssize_t n = 0, m = 0, W = 3 * (co + wo);
+    for (Py_ssize_t s = 0; s < S; s++) {
+        PyObject *t = PySequence_Fast_GET_ITEM(seq, s);
+        if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 4) {
+            PyErr_SetString(PyExc_TypeError, "systems must be a sequence of (data, offsets, valid, out) tuples");
+            goto done;
+        }
+        View *v = views + 4 * s;
+        for (int i = 0; i < 4; i++)
+            if (get_view(PyTuple_GET_ITEM(t, i), v + i, i == 3) < 0) goto done;
+        if (!v[0].held || !v[1].held || !v[3].held) {
+            PyErr_SetString(PyExc_TypeError, "data, offsets and out buffers are required");
+            goto done;
+        }
+        if (batch_shape(v + 1, &ro, &lo, v + 2, &rv, v + 3, per_row, W, &n, &m) < 0) goto done;
+        sys[s].hdata = (const uint8_t *)v[0].view.buf;
+        sys[s].hoff = (const int64_t *)v[1].view.buf;
+        sys[s].hval = v[2].held ? (const uint8_t *)v[2].view.buf : NULL;
+        sys[s].out = (int64_t *)v[3].view.buf;
+        if (sys[s].hoff[0] < 0 || sys[s].hoff[n] > v[0].view.len) {
+            PyErr_SetString(PyExc_ValueError, "offsets point outside their data");
+            goto done;
+        }
+    }
+    if (S == 0) { Py_INCREF(Py_None); result = Py_None; goto done; }
+    Batch b;
+    memset(&b, 0, sizeof(b));
+    b.rdata = (const uint8_t *)rd.view.buf;
+    b.roff = (const int64_t *)ro.view.buf;
+    b.loff = (const int64_t *)lo.view.buf;
+    b.rval = rv.held ? (const uint8_t *)rv.view.buf : NULL;
+    b.n = n; b.m = m; b.per_row = per_row;
+    if (b.roff[0] < 0 || b.roff[m] > rd.view.len || b.loff[0] < 0 || b.loff[n] > m) {
+        PyErr_SetString(PyExc_ValueError, "offsets point outside their data");
+        goto done;
+    }
+    k.co = co; k.wo = wo; k.order = co + wo;
+    k.lowercase = lowercase; k.whitespace = whitespace; k.eps = eps;
+    k.factor = factor; k.one_plus = one_plus;
+    k.match = (int64_t *)malloc((size_t)k.order * sizeof(int64_t));
+    k.cur = (int64_t *)malloc((size_t)W * sizeof(int64_t));
+    k.best = (int64_t *)malloc((size_t)W * sizeof(int64_t));
+    if (!k.match || !k.cur || !k.best) { PyErr_NoMemory(); goto done; }
+
+    k.ts = PyEval_SaveThread();
+    int st = run_many(&k, &b, sys, S);
+    PyEval_RestoreThread(k.ts);
+
+    result = status_result(st, "chrF", k.bad_row, k.bad_ref, k.bad_what);
+done:
+    k_free(&k);
+    for (int i = 0; i < 4; i++) rel_view(shared[i]);
+    if (views)
+        for (Py_ssize_t i = 0; i < 4 * S; i++) rel_view(views + i);
+    free(views);
+    free(sys);
+    Py_DECREF(seq);
+    return result;
+}
+
 PyDoc_STRVAR(f_score_doc,
 "f_score(stats, factor, one_plus_factor, eps_smoothing)\n"
 "\n"
@@ -639,6 +819,7 @@ done:
 
 static PyMethodDef methods[] = {
     {"stats", k_stats, METH_VARARGS, stats_doc},
+    {"stats_many", k_stats_many, METH_VARARGS, stats_many_doc},
     {"f_score", k_f_score, METH_VARARGS, f_score_doc},
     {NULL, NULL, 0, NULL},
 };

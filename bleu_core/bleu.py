@@ -9,7 +9,7 @@ from typing import Iterable, List, Optional, Sequence, Tuple
 import numpy as np
 import pyarrow as pa
 
-from .bleu_batch import batch_stats
+from .bleu_batch import batch_stats, batch_stats_many
 from .bleu_score import (SMOOTH_DEFAULTS, BleuScore, BleuSignature, bleu_of_checked, check_order, check_smoothing,
                          check_stats, check_weights, stat_names)
 from .bleu_stats import BleuStats, scalar_stats
@@ -188,6 +188,12 @@ class Bleu(Metric):
             spm_model=self.spm_model,
             _stop_after=_stop_after,
         )
+
+    def batch_stats_many(self, systems, references, per_row: bool = True) -> List[np.ndarray]:
+        """Each system's :meth:`batch_stats`, the references tokenized once per row for all of them
+        (see :func:`bleu_core.bleu_batch.batch_stats_many`)."""
+        return batch_stats_many(systems, references, tokenize=self.tokenize, lowercase=self.lowercase,
+                                max_ngram_order=self.max_ngram_order, per_row=per_row, spm_model=self.spm_model)
 
     def scalar_stats(self, candidates, references) -> np.ndarray:
         """Statistics with the readable one-pair-at-a-time reference path."""

@@ -8,7 +8,7 @@ shares with the other metrics is in :mod:`bleu_core.arrow`.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import List, Optional
 
 import numpy as np
 import pyarrow as pa
@@ -73,6 +73,39 @@ def batch_stats(
     except ValueError as exc:
         raise_row_error(exc)
     return out
+
+
+def batch_stats_many(systems, references, *, tokenize: str = "13a", lowercase: bool = False,
+                     max_ngram_order: int = 4, per_row: bool = True, spm_model: Optional[str] = None) -> List[np.ndarray]:
+    """:func:`batch_stats` of each candidate list in ``systems`` for the same ``references``, in
+    order. With a tokenizer the kernel implements, each row's references are tokenized (and their
+    tokens hashed) once for all systems (``_bleu.stats_many``); the numbers are the same as
+    :func:`batch_stats`'s system by system, and so is the error of a bad row (then the systems
+    are scored one by one to find the first)."""
+    _require_kernel()
+    systems = list(systems)
+    tok = get_tokenizer(tokenize, spm_model)
+    one = dict(tokenize=tokenize, lowercase=lowercase, max_ngram_order=max_ngram_order, per_row=per_row,
+               spm_model=spm_model)
+    if not systems:
+        return []
+    cand, refs = to_arrow(systems[0], references)
+    if hasattr(tok, "encode_ids") or tok.kernel_id is None or len(systems) == 1:
+        out = [batch_stats(cand, refs, **one)]
+        return out + [batch_stats(c, refs, **one) for c in systems[1:]]
+    n, width = len(cand), 2 + 2 * max_ngram_order
+    try:
+        child, list_offsets = _list_parts(refs)
+        rd, ro, rv = string_buffers(child, "references")
+        cands = [cand] + [to_arrow(c, refs)[0] for c in systems[1:]]
+        outs = [np.zeros((n, width) if per_row else width, dtype=np.int64) for _ in cands]
+        _bleu.stats_many([(*string_buffers(c, "candidates"), o) for c, o in zip(cands, outs)], rd, ro, rv,
+                         list_offsets, tok.kernel_id, int(bool(lowercase)), max_ngram_order, tok.flags(), int(per_row))
+    except (ValueError, TypeError, OverflowError):
+        for c in systems:  # the error batch_stats raises for the first system with a bad row
+            batch_stats(c, refs, **one)
+        raise
+    return outs
 
 
 def _stats_from_ids(tok, cand, child, list_offsets, lowercase, order, per_row, stop_after) -> np.ndarray:

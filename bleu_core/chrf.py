@@ -28,6 +28,7 @@ import string
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from typing import List
 
 import numpy as np
 import pyarrow as pa
@@ -220,6 +221,13 @@ class Chrf(Metric):
         from .chrf_batch import chrf_batch_stats
 
         return chrf_batch_stats(candidates, references, per_row=per_row, **asdict(self))
+
+    def batch_stats_many(self, systems, references, per_row: bool = True) -> List[np.ndarray]:
+        """Each system's :meth:`batch_stats`, the references prepared once per row for all of
+        them (see :func:`bleu_core.chrf_batch.chrf_batch_stats_many`)."""
+        from .chrf_batch import chrf_batch_stats_many
+
+        return chrf_batch_stats_many(systems, references, per_row=per_row, **asdict(self))
 
     # -- scores ----------------------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ batch (see the comment at the top of ``_chrf.c``); Python touches only the array
 from __future__ import annotations
 
 import operator
+from typing import List
 
 import numpy as np
 
@@ -31,6 +32,20 @@ def _count(value, name: str) -> int:
     if value < 0:
         raise ValueError(f"{name} must be >= 0, got {value}")
     return value
+
+
+def _orders(char_order, word_order, beta):
+    """The checked orders, and float(beta ** 2), float(1 + beta ** 2) as sacrebleu computes them."""
+    require_compiled(_chrf, globals().get("_CHRF_ERROR"), "chrF kernel")
+    char_order = _count(char_order, "char_order")
+    word_order = _count(word_order, "word_order")
+    beta = _count(beta, "beta")
+    if char_order + word_order < 1:
+        raise ValueError("char_order + word_order must be >= 1")
+    try:  # sacrebleu multiplies floats by the int beta ** 2: the same conversions, done once
+        return char_order, word_order, float(beta**2), float(1 + beta**2)
+    except OverflowError:
+        raise ValueError(f"beta is too large: beta ** 2 does not fit a float (beta = {beta})") from None
 
 
 def chrf_batch_stats(
@@ -57,16 +72,7 @@ def chrf_batch_stats(
     any reference, or text that is not valid UTF-8, and OverflowError if a column sum exceeds
     int64.
     """
-    require_compiled(_chrf, globals().get("_CHRF_ERROR"), "chrF kernel")
-    char_order = _count(char_order, "char_order")
-    word_order = _count(word_order, "word_order")
-    beta = _count(beta, "beta")
-    if char_order + word_order < 1:
-        raise ValueError("char_order + word_order must be >= 1")
-    try:  # sacrebleu multiplies floats by the int beta ** 2: the same conversions, done once
-        factor, one_plus = float(beta**2), float(1 + beta**2)
-    except OverflowError:
-        raise ValueError(f"beta is too large: beta ** 2 does not fit a float (beta = {beta})") from None
+    char_order, word_order, factor, one_plus = _orders(char_order, word_order, beta)
     cand, refs = to_arrow(candidates, references)
     child, list_offsets = _list_parts(refs)
     hd, ho, hv = string_buffers(cand, "candidates")
@@ -79,3 +85,33 @@ def chrf_batch_stats(
     except ValueError as exc:
         raise_row_error(exc)
     return out
+
+
+def chrf_batch_stats_many(systems, references, *, char_order: int = 6, word_order: int = 0, beta: int = 2,
+                          lowercase: bool = False, whitespace: bool = False, eps_smoothing: bool = False,
+                          per_row: bool = True) -> List[np.ndarray]:
+    """:func:`chrf_batch_stats` of each candidate list in ``systems`` for the same ``references``,
+    in order, each row's references prepared once for all systems (``_chrf.stats_many``). The
+    numbers are :func:`chrf_batch_stats`'s system by system, and so is the error of a bad row
+    (the systems are then scored one by one to find the first)."""
+    opts = dict(char_order=char_order, word_order=word_order, beta=beta, lowercase=lowercase,
+                whitespace=whitespace, eps_smoothing=eps_smoothing, per_row=per_row)
+    systems = list(systems)
+    if len(systems) < 2:
+        return [chrf_batch_stats(c, references, **opts) for c in systems]
+    char_order, word_order, factor, one_plus = _orders(char_order, word_order, beta)
+    cand, refs = to_arrow(systems[0], references)
+    width = 3 * (char_order + word_order)
+    try:
+        child, list_offsets = _list_parts(refs)
+        rd, ro, rv = string_buffers(child, "references")
+        cands = [cand] + [to_arrow(c, refs)[0] for c in systems[1:]]
+        outs = [np.zeros((len(cand), width) if per_row else width, dtype=np.int64) for _ in cands]
+        _chrf.stats_many([(*string_buffers(c, "candidates"), o) for c, o in zip(cands, outs)], rd, ro, rv,
+                         list_offsets, char_order, word_order, factor, one_plus, bool(eps_smoothing),
+                         bool(lowercase), bool(whitespace), bool(per_row))
+    except (ValueError, TypeError, OverflowError):
+        for c in systems:  # the error chrf_batch_stats raises for the first system with a bad row
+            chrf_batch_stats(c, refs, **opts)
+        raise
+    return outs

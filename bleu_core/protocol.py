@@ -138,6 +138,19 @@ class Metric:
         :class:`bleu_core.errors.BatchInputError` naming the row."""
         raise NotImplementedError
 
+    def batch_stats_many(self, systems, references, per_row: bool = True) -> List[np.ndarray]:
+        """:meth:`batch_stats` of each candidate list in ``systems`` (several systems' outputs
+        for the same ``references``), in order, with the same errors (the first system's first).
+        This default converts the references once and calls :meth:`batch_stats` per system; a
+        metric whose kernel can prepare each row's references once for all systems overrides it."""
+        from .arrow import to_arrow
+
+        out, refs = [], references
+        for candidates in systems:
+            candidates, refs = to_arrow(candidates, refs)
+            out.append(self.batch_stats(candidates, refs, per_row=per_row))
+        return out
+
     def scalar_stats(self, candidates, references) -> np.ndarray:
         """``int64[n, width]`` with the reference path (pure Python, one pair at a time)."""
         raise NotImplementedError
@@ -369,6 +382,27 @@ class MetricSet:
         candidates, references = to_arrow(candidates, references)  # convert once for all metrics
         parts = [m.batch_stats(candidates, references, per_row=per_row) for m in self.metrics]
         return np.concatenate(parts, axis=-1)
+
+    def batch_stats_many(self, systems, references, per_row: bool = True) -> List[np.ndarray]:
+        """:meth:`batch_stats` of each system's candidates for the same references (each metric's
+        :meth:`Metric.batch_stats_many`, so a row's references are prepared once for all systems
+        where the metric's kernel can), side by side per system."""
+        from .arrow import to_arrow
+
+        systems = list(systems)
+        if not systems:
+            return []
+        try:
+            first, references = to_arrow(systems[0], references)
+            parts = [m.batch_stats_many([first, *systems[1:]], references, per_row=per_row) for m in self.metrics]
+        except Exception:
+            # a bad row: raise the error batch_stats meets first, system by system (metric by metric)
+            for candidates in systems:
+                self.batch_stats(candidates, references, per_row=per_row)
+            raise
+        if len(self.metrics) == 1:
+            return parts[0]
+        return [np.concatenate(per_metric, axis=-1) for per_metric in zip(*parts)]
 
     def scalar_stats(self, candidates, references) -> np.ndarray:
         return np.concatenate([m.scalar_stats(candidates, references) for m in self.metrics], axis=-1)

@@ -145,3 +145,43 @@ def test_parquet_stats_streams_a_file(tmp_path):
     stats = parquet_stats(tmp_path / "x.parquet", batch_size=2)
     assert Bleu().score(stats).score == corpus_bleu(cands, refs).score
     assert parquet_stats(tmp_path / "x.parquet", per_row=True, batch_size=3) == stats
+
+
+@pytest.mark.parametrize("bad", [
+    [(1, 0, None)],                 # system 1's candidate 0 is null
+    [(2, 1, None)],
+    [(0, 1, None)],
+    [(2, 0, 7)],                    # not a string
+    [(1, 1, "a\udcff")],            # not encodable: a lone surrogate
+    [(1, 0, None), (0, 1, None)],   # row by row, system 1's row 0 comes first; one by one, system 0's row 1
+    [(2, 0, None), (1, 1, 7)],
+])
+def test_several_systems_fail_as_one_by_one(bad):
+    """Bleu.batch_stats_many (references once for all systems) raises what batch_stats raises
+    for the first system with a bad row, system by system: same type, same message."""
+    from bleu_core import MetricSet
+    from bleu_core.chrf import Chrf
+
+    refs = [["a b c", None], ["b c d", "a"]]
+    systems = [["a b", "c d"], ["a b c", "b"], ["x", "b c d"]]
+    for system, row, value in bad:
+        systems[system][row] = value
+    for metric in (Bleu(), MetricSet([Bleu(), Chrf()])):
+        first = None
+        for candidates in systems:
+            try:
+                metric.batch_stats(candidates, refs)
+            except Exception as exc:  # noqa: BLE001 - what batch_stats raises, whatever it is
+                first = exc
+                break
+        assert first is not None, "the case must be one batch_stats refuses"
+        with pytest.raises(type(first)) as got:
+            metric.batch_stats_many(systems, refs)
+        assert str(got.value) == str(first)
+
+
+def test_several_systems_with_a_row_without_references():
+    """A row whose references are all missing is the row named, whichever system meets it."""
+    with pytest.raises(BatchInputError, match="row 1, references: no reference") as e:
+        Bleu().batch_stats_many([["a", "b"], ["c", "d"]], [["a"], [None]])
+    assert (e.value.row, e.value.column) == (1, "references")

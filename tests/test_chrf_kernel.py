@@ -320,6 +320,36 @@ def test_matches_sacrebleu_on_arbitrary_text_long(case):
     _property(case)
 
 
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=chrf_case(), others=st.lists(st.lists(text, min_size=5, max_size=5), min_size=1, max_size=3))
+def test_several_systems_at_once_match_sacrebleu(case, others):
+    """chrf_batch_stats_many (a row's references prepared once for all systems): each system's
+    rows and sums are sacrebleu's for that system alone."""
+    from bleu_core.chrf_batch import chrf_batch_stats_many
+
+    cands, refs, opts = case
+    systems = [cands] + [other[:len(cands)] for other in others]
+    rows = chrf_batch_stats_many(systems, refs, **opts)
+    sums = chrf_batch_stats_many(systems, refs, per_row=False, **opts)
+    assert len(rows) == len(sums) == len(systems)
+    for system, got, total in zip(systems, rows, sums):
+        expected = sacre_stats(system, refs, **opts)
+        np.testing.assert_array_equal(got, expected)
+        np.testing.assert_array_equal(total, expected.sum(axis=0))
+
+
+def test_several_systems_fail_as_one_by_one():
+    """The error of a bad row is the one the systems taken one by one meet first: system 0's
+    null at row 1, not system 1's at row 0 (which the rows taken in order meet first)."""
+    from bleu_core.chrf_batch import chrf_batch_stats_many
+
+    refs = [["a b"], ["c d"]]
+    with pytest.raises(BatchInputError, match="row 1, candidate: candidate is null"):
+        chrf_batch_stats_many([["a", None], [None, "c"]], refs)
+    with pytest.raises(BatchInputError, match="row 0, candidate: candidate is null"):
+        chrf_batch_stats_many([["a", "b"], [None, "c"]], refs)
+
+
 # ----------------------------------------------------------------------------- real data
 
 @pytest.mark.corpora

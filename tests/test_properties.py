@@ -87,3 +87,31 @@ def test_sentence_bleu_matches_sacrebleu(tokenize, hyp, refs):
     ours = sentence_bleu(hyp, refs, tokenize=tokenize)
     theirs = sacre_metric(tokenize=tokenize, effective_order=True).sentence_score(hyp, refs)
     assert ours.score == theirs.score
+
+
+@pytest.mark.parametrize("tokenize", TOKENIZERS)
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=corpus(), others=st.lists(st.lists(segment, min_size=6, max_size=6), max_size=3),
+       lowercase=st.booleans(), order=st.integers(1, 6))
+def test_several_systems_at_once_match_sacrebleu(tokenize, data, others, lowercase, order):
+    """batch_stats_many (a row's references tokenized once for all the systems) gives each system
+    the statistics sacrebleu gives it on its own; MetricSet's, with chrF beside, too."""
+    from sacrebleu.metrics.chrf import CHRF
+
+    from bleu_core import Chrf, MetricSet
+
+    cands, refs = data
+    systems = [cands] + [other[:len(cands)] for other in others]
+    metric = Bleu(tokenize=tokenize, lowercase=lowercase, max_ngram_order=order)
+    got = metric.batch_stats_many(systems, refs)
+    sums = metric.batch_stats_many(systems, refs, per_row=False)
+    assert len(got) == len(sums) == len(systems)
+    both = MetricSet([metric, Chrf()]).batch_stats_many(systems, refs)
+    sacre_chrf = CHRF()
+    streams = [[r[k] if k < len(r) else None for r in refs] for k in range(max(map(len, refs)))]
+    for system, rows, total, joint in zip(systems, got, sums, both):
+        _, seg = sacre_corpus(system, refs, tokenize=tokenize, lowercase=lowercase, max_ngram_order=order)
+        np.testing.assert_array_equal(rows, np.array(seg, dtype=np.int64))
+        np.testing.assert_array_equal(total, np.array(seg, dtype=np.int64).sum(axis=0))
+        chrf_seg = np.array(sacre_chrf._extract_corpus_statistics(system, streams), dtype=np.int64)
+        np.testing.assert_array_equal(joint, np.concatenate([rows, chrf_seg], axis=1))
