@@ -185,13 +185,13 @@ class _System:
         self.lines = None  # --sentence-level: the lines, spooled to a temporary file past a few MB
         self.n, self.tokenized = 0, 0
 
-    def add(self, run: "_Run", hyps, refs, first: int) -> None:
+    def add(self, run: "_Run", hyps, rows: np.ndarray, first: int) -> None:
+        """Add the lines ``hyps`` (from line ``first`` on) and their statistics ``rows``."""
         from bleu_core import scoring
         from bleu_core.sums import column_sums
 
         from .significance import row_keys_for_lines
 
-        rows = run.metrics.batch_stats(hyps, refs, per_row=True)
         keep = None if run.mask is None else _window(run.mask, first, len(hyps))
         for i, (_, m) in enumerate(run.subsets):
             sel = _window(m, first, len(hyps))
@@ -307,8 +307,9 @@ def run(args) -> int:
             if names is None:
                 _check_systems(args, len(systems))
             state.nrefs = len(refs[0])
-        for system, candidates in zip(systems, hyps):
-            system.add(state, candidates, refs, first)
+        # every system's statistics at once: a metric's kernel may prepare the references once
+        for system, candidates, rows in zip(systems, hyps, metrics.batch_stats_many(hyps, refs, per_row=True)):
+            system.add(state, candidates, rows, first)
         first += len(refs)
     if names is None:
         names = [f"System {i + 1}" for i in range(len(systems))]

@@ -151,20 +151,7 @@ class BatchToStats(beam.DoFn):
             else:
                 inverse, first = np.zeros(batch.num_rows, dtype=np.int64), np.zeros(1, dtype=np.int64)
             sets.append((g, gs, inverse, first))
-        for cand_col in spec.candidate_columns:
-            cands = batch.column(cand_col)
-            if cands.null_count:
-                if cfg.null_candidate == "error":
-                    bad = acc_ops.first_true(~np.asarray(cands.is_valid()))
-                    self.rejected.inc()
-                    raise PipelineInputError(f"{source}: row {first_row + bad}, column {cand_col!r}: "
-                                             "candidate is null (--null-candidate=empty scores it as the empty string)")
-                self.null_as_empty.inc(cands.null_count)
-                cands = cands.fill_null("")
-            try:
-                stats = metrics.batch_stats(cands, refs, per_row=need_rows)
-            except BatchInputError as exc:
-                self._fail(source, first_row, exc, cand_col)
+        for cand_col, stats in self._statistics(source, first_row, batch, refs, need_rows):
             self.pairs.inc(batch.num_rows)
             self.batches.inc()
             if not need_rows:
@@ -188,6 +175,38 @@ class BatchToStats(beam.DoFn):
                     yield (g, int(shard)), piece
             if cfg.sentence_dir is not None:  # one output, told apart by its key (see ComputeBleu.expand)
                 yield self.SENTENCE_PARTS, self._write_part(source, first_row, batch, cand_col, stats)
+
+    def _statistics(self, source, first_row, batch, refs, need_rows):
+        """[(candidate column, its statistics)] of the batch: every candidate column (the wide
+        layout's systems) at once, so that a metric's kernel prepares each row's references once
+        for all of them (``MetricSet.batch_stats_many``). The error is the one the columns taken
+        one by one meet first: a null candidate (under --null-candidate=error) or a bad row."""
+        cfg, metrics = self.config, self.config.metrics
+        columns, null_error = [], None
+        for cand_col in self.config.spec.candidate_columns:
+            cands = batch.column(cand_col)
+            if cands.null_count:
+                if cfg.null_candidate == "error":
+                    bad = acc_ops.first_true(~np.asarray(cands.is_valid()))
+                    null_error = (f"{source}: row {first_row + bad}, column {cand_col!r}: "
+                                  "candidate is null (--null-candidate=empty scores it as the empty string)")
+                    break  # the columns before it are scored first: one of them may fail before
+                self.null_as_empty.inc(cands.null_count)
+                cands = cands.fill_null("")
+            columns.append((cand_col, cands))
+        try:
+            stats = metrics.batch_stats_many([c for _, c in columns], refs, per_row=need_rows)
+        except BatchInputError:
+            for cand_col, cands in columns:  # which column: the first that fails on its own
+                try:
+                    metrics.batch_stats(cands, refs, per_row=need_rows)
+                except BatchInputError as exc:
+                    self._fail(source, first_row, exc, cand_col)
+            raise
+        if null_error is not None:
+            self.rejected.inc()
+            raise PipelineInputError(null_error)
+        return [(cand_col, rows) for (cand_col, _), rows in zip(columns, stats)]
 
     def _count(self, totals: np.ndarray) -> None:
         """Each metric's counter (BLEU: candidate_tokens), from a batch's totals."""

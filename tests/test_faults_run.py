@@ -635,6 +635,29 @@ def test_invalid_utf8_in_a_key_column_names_file_row_and_column(tmp_path, flags,
     assert out == "" and sorted(os.listdir(tmp_path)) == ["in.parquet"]
 
 
+@pytest.mark.parametrize("a,b,line", [
+    # the wide layout's systems are scored together; the error is the first the columns taken in
+    # order meet: sysA's bad text at row 2 before sysB's null at row 0, and the other way round
+    ([b"x", b"y", b"caf\xe9", b"z"], [None, b"y", b"y", b"y"], "row 2, column 'sysA': invalid UTF-8"),
+    ([b"x", None, b"y", b"z"], [b"caf\xe9", b"y", b"y", b"y"],
+     "row 1, column 'sysA': candidate is null (--null-candidate=empty scores it as the empty string)"),
+    ([b"x", b"y", b"y", b"z"], [b"y", b"y", b"caf\xe9", b"y"], "row 2, column 'sysB': invalid UTF-8"),
+])
+def test_wide_layout_error_names_the_first_bad_system_column(tmp_path, a, b, line):
+    def strings(values):  # None: a null; bytes as they are, unvalidated
+        arr = _invalid_utf8_strings([v or b"" for v in values])
+        validity = pa.array([v is not None for v in values]).buffers()[1]
+        return pa.Array.from_buffers(pa.string(), len(values), [validity, *arr.buffers()[1:]])
+
+    f = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"sysA": strings(a), "sysB": strings(b), "ref": ["x y z"] * 4}), f)
+    rc, out, err = run_cli("--input", f, "--candidate-columns", "sysA,sysB", "--reference-columns", "ref",
+                           "--output", tmp_path / "r.json", "--progress", "off")
+    assert rc == 1, err
+    assert error_line(err) == f"beambleu: error: {f}: {line}"
+    assert out == "" and sorted(os.listdir(tmp_path)) == ["in.parquet"]
+
+
 def test_report_names_the_group_table_for_a_set_left_out_of_the_document(tmp_path):
     from beambleu.cli import main
 
