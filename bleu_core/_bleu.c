@@ -859,18 +859,8 @@ static PyObject *k_stats_many(PyObject *self, PyObject *args) {
     }
     Py_ssize_t n = 0, m = 0, K2 = 2 + 2 * (Py_ssize_t)order;
     for (Py_ssize_t s = 0; s < S; s++) {
-        PyObject *t = PySequence_Fast_GET_ITEM(seq, s);
-        if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 4) {
-            PyErr_SetString(PyExc_TypeError, "systems must be a sequence of (data, offsets, valid, out) tuples");
-            goto done;
-        }
         View *v = hv4 + 4 * s;
-        for (int i = 0; i < 4; i++)
-            if (get_view(PyTuple_GET_ITEM(t, i), v + i, i == 3) < 0) goto done;
-        if (!v[0].held || !v[1].held || !v[3].held) {
-            PyErr_SetString(PyExc_TypeError, "data, offsets and out buffers are required");
-            goto done;
-        }
+        if (get_system_views(PySequence_Fast_GET_ITEM(seq, s), v) < 0) goto done;
         Py_ssize_t ns, ms;
         if (batch_shape(v + 1, &ro, &lo, v + 2, &rv, v + 3, per_row, K2, &ns, &ms) < 0) goto done;
         n = ns; m = ms;

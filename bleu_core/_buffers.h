@@ -56,4 +56,20 @@ static inline int batch_shape(const View *ho, const View *ro, const View *lo, co
     return 0;
 }
 
+/* The views of one system of a stats_many call, a (data, offsets, valid, out) tuple: data,
+   offsets and out required, valid optional, out writable. -1 with TypeError if not. */
+static inline int get_system_views(PyObject *t, View v[4]) {
+    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 4) {
+        PyErr_SetString(PyExc_TypeError, "systems must be a sequence of (data, offsets, valid, out) tuples");
+        return -1;
+    }
+    for (int i = 0; i < 4; i++)
+        if (get_view(PyTuple_GET_ITEM(t, i), v + i, i == 3) < 0) return -1;
+    if (!v[0].held || !v[1].held || !v[3].held) {
+        PyErr_SetString(PyExc_TypeError, "data, offsets and out buffers are required");
+        return -1;
+    }
+    return 0;
+}
+
 #endif /* BLEU_CORE_BUFFERS_H */

@@ -463,6 +463,45 @@ static double f_score(const K *k, const int64_t *st) {
 
 /* ----------------------------------------------------------------- the batch */
 
+/* k->best, the row's statistics, into row `row` of out (per_row) or added to its one row. */
+static int emit_best(const K *k, int64_t *out, Py_ssize_t row, int per_row) {
+    Py_ssize_t W = 3 * k->order;
+    if (per_row) {
+        memcpy(out + row * W, k->best, (size_t)W * sizeof(int64_t));
+        return ST_OK;
+    }
+    int overflow = 0;
+    for (Py_ssize_t q = 0; q < W; q++) overflow |= __builtin_add_overflow(out[q], k->best[q], &out[q]);
+    return overflow ? ST_OVERFLOW : ST_OK;
+}
+
+/* The orders and F-score factors of a call; -1 with ValueError if they cannot be used. */
+static int check_options(Py_ssize_t co, Py_ssize_t wo, double factor, double one_plus) {
+    if (co < 0 || wo < 0 || co > PY_SSIZE_T_MAX / 48 || wo > PY_SSIZE_T_MAX / 48 || co + wo < 1) {
+        PyErr_SetString(PyExc_ValueError, "char_order and word_order must be >= 0 with a positive sum");
+        return -1;
+    }
+    if (!(factor >= 0 && factor <= DBL_MAX && one_plus >= 1 && one_plus <= DBL_MAX)) {
+        PyErr_SetString(PyExc_ValueError, "factor and one_plus_factor must be finite, >= 0 and >= 1");
+        return -1;
+    }
+    return 0;
+}
+
+/* The options into k and its per-row buffers allocated; -1 with MemoryError. */
+static int k_setup(K *k, Py_ssize_t co, Py_ssize_t wo, int lowercase, int whitespace, int eps, double factor,
+                   double one_plus) {
+    Py_ssize_t W = 3 * (co + wo);
+    k->co = co; k->wo = wo; k->order = co + wo;
+    k->lowercase = lowercase; k->whitespace = whitespace; k->eps = eps;
+    k->factor = factor; k->one_plus = one_plus;
+    k->match = (int64_t *)malloc((size_t)k->order * sizeof(int64_t));
+    k->cur = (int64_t *)malloc((size_t)W * sizeof(int64_t));
+    k->best = (int64_t *)malloc((size_t)W * sizeof(int64_t));
+    if (!k->match || !k->cur || !k->best) { PyErr_NoMemory(); return -1; }
+    return 0;
+}
+
 typedef struct {
     const uint8_t *hdata, *rdata, *hval, *rval;
     const int64_t *hoff, *roff, *loff;
@@ -513,13 +552,7 @@ static int run(K *k, const Batch *b) {
         k->bad_ref = -1;
         tab_clear(k);
         if (nrefs == 0) { k->bad_what = "no reference (all references are missing)"; return ST_BAD; }
-        if (b->per_row) {
-            memcpy(b->out + row * W, k->best, (size_t)W * sizeof(int64_t));
-        } else {
-            int overflow = 0;
-            for (Py_ssize_t q = 0; q < W; q++) overflow |= __builtin_add_overflow(b->out[q], k->best[q], &b->out[q]);
-            if (overflow) return ST_OVERFLOW;
-        }
+        if ((st = emit_best(k, b->out, row, b->per_row)) != ST_OK) return st;
     }
     return ST_OK;
 }
@@ -584,13 +617,7 @@ static int run_many(K *k, const Batch *b, const Sys *sys, Py_ssize_t S) {
                 }
             }
             tab_clear(k);
-            if (b->per_row) {
-                memcpy(y->out + row * W, k->best, (size_t)W * sizeof(int64_t));
-            } else {
-                int overflow = 0;
-                for (Py_ssize_t q = 0; q < W; q++) overflow |= __builtin_add_overflow(y->out[q], k->best[q], &y->out[q]);
-                if (overflow) return ST_OVERFLOW;
-            }
+            if ((st = emit_best(k, y->out, row, b->per_row)) != ST_OK) return st;
         }
     }
     return ST_OK;
@@ -616,14 +643,7 @@ static PyObject *k_stats(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OOOOOOOnnddpppOp", &o_hd, &o_ho, &o_hv, &o_rd, &o_ro, &o_rv, &o_lo, &co, &wo,
                           &factor, &one_plus, &eps, &lowercase, &whitespace, &o_out, &per_row))
         return NULL;
-    if (co < 0 || wo < 0 || co > PY_SSIZE_T_MAX / 48 || wo > PY_SSIZE_T_MAX / 48 || co + wo < 1) {
-        PyErr_SetString(PyExc_ValueError, "char_order and word_order must be >= 0 with a positive sum");
-        return NULL;
-    }
-    if (!(factor >= 0 && factor <= DBL_MAX && one_plus >= 1 && one_plus <= DBL_MAX)) {
-        PyErr_SetString(PyExc_ValueError, "factor and one_plus_factor must be finite, >= 0 and >= 1");
-        return NULL;
-    }
+    if (check_options(co, wo, factor, one_plus) < 0) return NULL;
     View hd, ho, hv, rd, ro, rv, lo, out;
     View *all[] = {&hd, &ho, &hv, &rd, &ro, &rv, &lo, &out};
     for (int i = 0; i < 8; i++) all[i]->held = 0;
@@ -652,13 +672,7 @@ static PyObject *k_stats(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "offsets point outside their data");
         goto done;
     }
-    k.co = co; k.wo = wo; k.order = co + wo;
-    k.lowercase = lowercase; k.whitespace = whitespace; k.eps = eps;
-    k.factor = factor; k.one_plus = one_plus;
-    k.match = (int64_t *)malloc((size_t)k.order * sizeof(int64_t));
-    k.cur = (int64_t *)malloc((size_t)W * sizeof(int64_t));
-    k.best = (int64_t *)malloc((size_t)W * sizeof(int64_t));
-    if (!k.match || !k.cur || !k.best) { PyErr_NoMemory(); goto done; }
+    if (k_setup(&k, co, wo, lowercase, whitespace, eps, factor, one_plus) < 0) goto done;
 
     k.ts = PyEval_SaveThread();
     int st = run(&k, &b);
@@ -690,14 +704,7 @@ static PyObject *k_stats_many(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OOOOOnnddpppp", &o_sys, &o_rd, &o_ro, &o_rv, &o_lo, &co, &wo,
                           &factor, &one_plus, &eps, &lowercase, &whitespace, &per_row))
         return NULL;
-    if (co < 0 || wo < 0 || co > PY_SSIZE_T_MAX / 48 || wo > PY_SSIZE_T_MAX / 48 || co + wo < 1) {
-        PyErr_SetString(PyExc_ValueError, "char_order and word_order must be >= 0 with a positive sum");
-        return NULL;
-    }
-    if (!(factor >= 0 && factor <= DBL_MAX && one_plus >= 1 && one_plus <= DBL_MAX)) {
-        PyErr_SetString(PyExc_ValueError, "factor and one_plus_factor must be finite, >= 0 and >= 1");
-        return NULL;
-    }
+    if (check_options(co, wo, factor, one_plus) < 0) return NULL;
     PyObject *seq = PySequence_Fast(o_sys, "systems must be a sequence of (data, offsets, valid, out) tuples");
     if (!seq) return NULL;
     Py_ssize_t S = PySequence_Fast_GET_SIZE(seq);
@@ -719,18 +726,8 @@ static PyObject *k_stats_many(PyObject *self, PyObject *args) {
     }
     Py_ssize_t n = 0, m = 0, W = 3 * (co + wo);
     for (Py_ssize_t s = 0; s < S; s++) {
-        PyObject *t = PySequence_Fast_GET_ITEM(seq, s);
-        if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 4) {
-            PyErr_SetString(PyExc_TypeError, "systems must be a sequence of (data, offsets, valid, out) tuples");
-            goto done;
-        }
         View *v = views + 4 * s;
-        for (int i = 0; i < 4; i++)
-            if (get_view(PyTuple_GET_ITEM(t, i), v + i, i == 3) < 0) goto done;
-        if (!v[0].held || !v[1].held || !v[3].held) {
-            PyErr_SetString(PyExc_TypeError, "data, offsets and out buffers are required");
-            goto done;
-        }
+        if (get_system_views(PySequence_Fast_GET_ITEM(seq, s), v) < 0) goto done;
         if (batch_shape(v + 1, &ro, &lo, v + 2, &rv, v + 3, per_row, W, &n, &m) < 0) goto done;
         sys[s].hdata = (const uint8_t *)v[0].view.buf;
         sys[s].hoff = (const int64_t *)v[1].view.buf;
@@ -753,13 +750,7 @@ static PyObject *k_stats_many(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "offsets point outside their data");
         goto done;
     }
-    k.co = co; k.wo = wo; k.order = co + wo;
-    k.lowercase = lowercase; k.whitespace = whitespace; k.eps = eps;
-    k.factor = factor; k.one_plus = one_plus;
-    k.match = (int64_t *)malloc((size_t)k.order * sizeof(int64_t));
-    k.cur = (int64_t *)malloc((size_t)W * sizeof(int64_t));
-    k.best = (int64_t *)malloc((size_t)W * sizeof(int64_t));
-    if (!k.match || !k.cur || !k.best) { PyErr_NoMemory(); goto done; }
+    if (k_setup(&k, co, wo, lowercase, whitespace, eps, factor, one_plus) < 0) goto done;
 
     k.ts = PyEval_SaveThread();
     int st = run_many(&k, &b, sys, S);

@@ -9,7 +9,7 @@ and by the pipeline; nothing here knows a metric.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional, Sequence, Tuple, Union
+from typing import Callable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import pyarrow as pa
@@ -151,6 +151,28 @@ def to_arrow(candidates: ArrayLike, references) -> Tuple[pa.Array, pa.Array]:
     if len(cand) != len(refs):
         raise ValueError(f"{len(cand)} candidates but {len(refs)} reference lists")
     return cand, refs
+
+
+def stats_many(kernel, options: tuple, cand: pa.Array, refs: pa.Array, systems: Sequence, width: int,
+               per_row: bool, one_by_one: Callable) -> List[np.ndarray]:
+    """A kernel's ``stats_many`` over several systems' candidates for the same references:
+    ``cand`` is the first system's as Arrow, ``systems`` all of them as given; ``kernel`` is called
+    as ``kernel([(data, offsets, valid, out) per system], ref_data, ref_offsets, ref_valid,
+    list_offsets, *options, per_row)``. Returns each system's ``int64[n, width]`` (or its sums).
+    On a bad row, ``one_by_one(candidates, refs)`` (the metric's batch_stats) is run system by
+    system, so that the error raised is the first one it meets."""
+    try:
+        child, list_offsets = _list_parts(refs)
+        rd, ro, rv = string_buffers(child, "references")
+        cands = [cand] + [to_arrow(c, refs)[0] for c in systems[1:]]
+        outs = [np.zeros((len(cand), width) if per_row else width, dtype=np.int64) for _ in cands]
+        kernel([(*string_buffers(c, "candidates"), o) for c, o in zip(cands, outs)], rd, ro, rv, list_offsets,
+               *options, int(per_row))
+    except (ValueError, TypeError, OverflowError):
+        for c in systems:
+            one_by_one(c, refs)
+        raise
+    return outs
 
 
 def invalid_utf8_mask(array: pa.Array) -> Optional[np.ndarray]:

@@ -13,8 +13,8 @@ from typing import List, Optional
 import numpy as np
 import pyarrow as pa
 
-from .arrow import (ArrayLike, _as_string, _check_utf8, _list_parts, raise_row_error, require_compiled, string_buffers,
-                    to_arrow)
+from .arrow import (ArrayLike, _as_string, _check_utf8, _list_parts, raise_row_error, require_compiled, stats_many,
+                    string_buffers, to_arrow)
 from .tokenizers import get_tokenizer
 
 try:
@@ -91,21 +91,9 @@ def batch_stats_many(systems, references, *, tokenize: str = "13a", lowercase: b
         return []
     cand, refs = to_arrow(systems[0], references)
     if hasattr(tok, "encode_ids") or tok.kernel_id is None or len(systems) == 1:
-        out = [batch_stats(cand, refs, **one)]
-        return out + [batch_stats(c, refs, **one) for c in systems[1:]]
-    n, width = len(cand), 2 + 2 * max_ngram_order
-    try:
-        child, list_offsets = _list_parts(refs)
-        rd, ro, rv = string_buffers(child, "references")
-        cands = [cand] + [to_arrow(c, refs)[0] for c in systems[1:]]
-        outs = [np.zeros((n, width) if per_row else width, dtype=np.int64) for _ in cands]
-        _bleu.stats_many([(*string_buffers(c, "candidates"), o) for c, o in zip(cands, outs)], rd, ro, rv,
-                         list_offsets, tok.kernel_id, int(bool(lowercase)), max_ngram_order, tok.flags(), int(per_row))
-    except (ValueError, TypeError, OverflowError):
-        for c in systems:  # the error batch_stats raises for the first system with a bad row
-            batch_stats(c, refs, **one)
-        raise
-    return outs
+        return [batch_stats(c, refs, **one) for c in [cand, *systems[1:]]]
+    return stats_many(_bleu.stats_many, (tok.kernel_id, int(bool(lowercase)), max_ngram_order, tok.flags()), cand,
+                      refs, systems, 2 + 2 * max_ngram_order, per_row, lambda c, r: batch_stats(c, r, **one))
 
 
 def _stats_from_ids(tok, cand, child, list_offsets, lowercase, order, per_row, stop_after) -> np.ndarray:

@@ -12,7 +12,7 @@ from typing import List
 
 import numpy as np
 
-from .arrow import ArrayLike, _list_parts, raise_row_error, require_compiled, string_buffers, to_arrow
+from .arrow import ArrayLike, _list_parts, raise_row_error, require_compiled, stats_many, string_buffers, to_arrow
 
 try:
     from . import _chrf
@@ -101,17 +101,7 @@ def chrf_batch_stats_many(systems, references, *, char_order: int = 6, word_orde
         return [chrf_batch_stats(c, references, **opts) for c in systems]
     char_order, word_order, factor, one_plus = _orders(char_order, word_order, beta)
     cand, refs = to_arrow(systems[0], references)
-    width = 3 * (char_order + word_order)
-    try:
-        child, list_offsets = _list_parts(refs)
-        rd, ro, rv = string_buffers(child, "references")
-        cands = [cand] + [to_arrow(c, refs)[0] for c in systems[1:]]
-        outs = [np.zeros((len(cand), width) if per_row else width, dtype=np.int64) for _ in cands]
-        _chrf.stats_many([(*string_buffers(c, "candidates"), o) for c, o in zip(cands, outs)], rd, ro, rv,
-                         list_offsets, char_order, word_order, factor, one_plus, bool(eps_smoothing),
-                         bool(lowercase), bool(whitespace), bool(per_row))
-    except (ValueError, TypeError, OverflowError):
-        for c in systems:  # the error chrf_batch_stats raises for the first system with a bad row
-            chrf_batch_stats(c, refs, **opts)
-        raise
-    return outs
+    return stats_many(_chrf.stats_many, (char_order, word_order, factor, one_plus, bool(eps_smoothing), bool(lowercase),
+                                          bool(whitespace)),
+                      cand, refs, systems, 3 * (char_order + word_order), per_row,
+                      lambda c, r: chrf_batch_stats(c, r, **opts))
