@@ -18,13 +18,15 @@
  *     str.rstrip() and str.split();
  *   - each tokenizer regex of sacrebleu is a pattern of one or two
  *     single-code-point classes, so re.sub's leftmost non-overlapping scan is
- *     reproduced by a left-to-right scan over code points (one pass per regex,
- *     in sacrebleu's order);
+ *     reproduced by a left-to-right scan over code points: intl makes one pass
+ *     per regex, in sacrebleu's order; 13a and zh, whose regexes only isolate
+ *     single characters, find their tokens in one scan (split_regexp);
  *   - the Unicode classes that depend on a library (zh ranges as sacrebleu's
  *     string comparisons evaluate them; \p{N}, \p{P}, \p{S} of the `regex`
  *     module) arrive as a flag table computed in Python from that library;
  *   - n-grams are compared exactly (token ids, then id sequences); hashes only
- *     pick the bucket, so collisions cannot change a count;
+ *     pick the bucket, so collisions cannot change a count; unigrams of the
+ *     candidate's interned ids are counted in arrays indexed by id;
  *   - clipping uses the maximum count in any single reference and r is the
  *     closest reference length, ties to the shorter one.
  */
@@ -98,6 +100,7 @@ typedef struct {
     Buf a, b, lower;      /* scratch for the tokenizer passes */
     Buf arena;            /* final text of every segment of the current pair */
     IBuf tok_start, tok_len; /* token spans (offsets into arena) of the pair */
+    uint64_t *tok_hash; Py_ssize_t tok_hash_cap; /* hash_bytes of each token, set as it is split */
     /* token interning: open addressing, keys are arena spans */
     int32_t *tk_slot; uint64_t *tk_hash; Py_ssize_t tk_cap, tk_mask;
     IBuf hyp_ids, ref_ids;
@@ -105,15 +108,20 @@ typedef struct {
     struct ng { uint64_t h; int32_t start, n, hyp, rmax, rcur, rseen; } *ng;
     Py_ssize_t ng_cap, ng_mask;
     int32_t *ng_used; Py_ssize_t ng_nused;
+    /* unigrams when the hypothesis ids are dense (0..n_uniq-1, as intern_hyp numbers them): per id,
+       its count in the hypothesis, the highest in one reference, the count in reference u_rseen */
+    int dense;
+    int32_t *u_hyp, *u_rmax, *u_rcur, *u_rseen; Py_ssize_t u_cap, n_uniq;
     Py_ssize_t bad_row, bad_ref; const char *bad_what;
 } K;
 
 static void k_free(K *k) {
     free(k->a.p); free(k->b.p); free(k->lower.p); free(k->arena.p);
-    free(k->tok_start.p); free(k->tok_len.p);
+    free(k->tok_start.p); free(k->tok_len.p); free(k->tok_hash);
     free(k->tk_slot); free(k->tk_hash);
     free(k->hyp_ids.p); free(k->ref_ids.p);
     free(k->ng); free(k->ng_used);
+    free(k->u_hyp); free(k->u_rmax); free(k->u_rcur); free(k->u_rseen);
 }
 
 /* --------------------------------------------------------- tokenizer passes */
@@ -142,111 +150,99 @@ static int contains(const uint8_t *s, Py_ssize_t n, const char *pat) {
     return 0;
 }
 
-/* 13a/zh pass 1: ([\{-\~\[-\` -\&\(-\+\:-\@\/]) -> " \1 " (ASCII only) */
-static const uint8_t *punct13a_table(void) {
-    static uint8_t t[128];
+/* 13a and zh: sacrebleu's regexp post-tokenizer (TokenizerRegexp) in one scan.
+ *
+ * Its four regexes only ever insert spaces, and every space they insert stands on both sides
+ * of one character, which so becomes a token of its own ("isolated"); the final str.split()
+ * then cuts at the text's whitespace and around the isolated characters. So the tokens are the
+ * runs of the text between whitespace and isolated characters, and a scan that decides which
+ * characters are isolated gives them without building the four intermediate strings:
+ *   1. ([\{-\~\[-\` -\&\(-\+\:-\@\/]) -> " \1 ": every character of that ASCII class;
+ *   2. ([^0-9])([\.,]) -> "\1 \2 ": a '.'/',' at j whose left neighbour exists and is not a
+ *      digit, unless that neighbour is a '.'/',' matched by this regex (re.sub consumed it);
+ *   3. ([\.,])([^0-9]) -> " \1 \2" (on 2's output): a '.'/',' matched by 2 (2 put a space after
+ *      it), or whose right neighbour exists and is not a digit. It is never blocked by being
+ *      the \2 of a match at its left: of two adjacent '.'/',' 2 matches one, and so puts a space
+ *      between them. Two adjacent '.'/',' are therefore both isolated;
+ *   4. ([0-9])(-) -> "\1 \2 ": a '-' right after a digit.
+ * The neighbours are those of the text the regexes see: the spaces that 1 (and zh's isolation
+ * of Chinese characters) put around a character are, for "is it a digit" and "is it '.'/','",
+ * the same as the character itself, so the scan reads the original bytes; at either end the
+ * neighbour exists only where 13a pads the line (f' {line} '). A byte of a multi-byte
+ * character is neither a digit nor '.'/',', as the character is not. zh isolates Chinese
+ * characters (the F_ZH flag) before the regexes; 13a isolates nothing else. */
+
+/* byte classes of split_regexp; 0: a byte of a token (letters, digits, ...) */
+enum { C_SPACE = 1, C_PUNCT = 2, C_DOT = 4, C_DASH = 8, C_HIGH = 16, C_NUL = 32 };
+
+static const uint8_t *byte_classes(void) {
+    static uint8_t t[256];
     static int init = 0;
     if (!init) {
-        for (int c = 0x7B; c <= 0x7E; c++) t[c] = 1; /* { | } ~ */
-        for (int c = 0x5B; c <= 0x60; c++) t[c] = 1; /* [ \ ] ^ _ ` */
-        for (int c = 0x20; c <= 0x26; c++) t[c] = 1; /* space ! " # $ % & */
-        for (int c = 0x28; c <= 0x2B; c++) t[c] = 1; /* ( ) * + */
-        for (int c = 0x3A; c <= 0x40; c++) t[c] = 1; /* : ; < = > ? @ */
-        t[0x2F] = 1;                                 /* / */
+        for (int c = 0x7B; c <= 0x7E; c++) t[c] = C_PUNCT; /* { | } ~ */
+        for (int c = 0x5B; c <= 0x60; c++) t[c] = C_PUNCT; /* [ \ ] ^ _ ` */
+        for (int c = 0x20; c <= 0x26; c++) t[c] = C_PUNCT; /* space ! " # $ % & */
+        for (int c = 0x28; c <= 0x2B; c++) t[c] = C_PUNCT; /* ( ) * + */
+        for (int c = 0x3A; c <= 0x40; c++) t[c] = C_PUNCT; /* : ; < = > ? @ */
+        t[0x2F] = C_PUNCT;                                 /* / */
+        t['.'] = t[','] = C_DOT;
+        t['-'] = C_DASH;
+        for (int c = 0; c < 128; c++)                      /* str.split()'s: the space leaves the class */
+            if (_Py_ascii_whitespace[c]) t[c] = C_SPACE;
+        for (int c = 0x80; c < 256; c++) t[c] = C_HIGH;    /* a multi-byte character */
+        t[0] = C_NUL; /* a byte of a token too, but it also ends the text (see split_regexp) */
         init = 1;
     }
     return t;
 }
 
-/* Pass 1 with the f' {line} ' padding folded in. A space is itself in the class and would
- * become three spaces; it is copied as one instead: passes 2-4 only ever ask whether a
- * neighbour is a digit, '.', ',' or '-', which a space is not however many there are, and the
- * final split ignores run lengths, so the tokens are the same. */
-static int pass_13a_punct(const uint8_t *s, Py_ssize_t n, int pad, Buf *out) {
-    const uint8_t *t = punct13a_table();
-    out->len = 0;
-    if (buf_reserve(out, 3 * n + 3) < 0) return -1;
-    uint8_t *o = out->p;
-    if (pad) *o++ = ' ';
-    for (Py_ssize_t i = 0; i < n; i++) {
-        uint8_t c = s[i];
-        if (c < 128 && t[c] && c != ' ') { o[0] = ' '; o[1] = c; o[2] = ' '; o += 3; }
-        else *o++ = c;
-    }
-    if (pad) *o++ = ' ';
-    out->len = o - out->p;
-    return 0;
-}
-
 static inline int is_digit(uint32_t c) { return c >= '0' && c <= '9'; }
 
-/* The three remaining 13a regexes each insert spaces around one ASCII character, decided by
- * its neighbours and by whether a neighbour was consumed by the previous match (re.sub scans
- * left to right without overlap). Untouched runs are copied whole. */
-
-/* ([^0-9])([\.,]) -> "\1 \2 ": a '.'/',' at j matches when the code point before it is not a
- * digit and is not itself a '.'/',' consumed as the \2 of a match at j-1. */
-static int pass_nondigit_punct(const uint8_t *s, Py_ssize_t n, Buf *out) {
-    out->len = 0;
-    if (buf_reserve(out, 3 * n + 1) < 0) return -1;
-    uint8_t *o = out->p;
-    Py_ssize_t run = 0;
-    int prev_matched = 0;
-    for (Py_ssize_t j = 0; j < n; j++) {
-        uint8_t c = s[j];
-        if (c != '.' && c != ',') { prev_matched = 0; continue; }
-        int m = j > 0 && !is_digit(s[j - 1]) && !prev_matched;
-        if (m) {
-            memcpy(o, s + run, (size_t)(j - run)); o += j - run;
-            o[0] = ' '; o[1] = c; o[2] = ' '; o += 3;
-            run = j + 1;
-        }
-        prev_matched = m;
-    }
-    memcpy(o, s + run, (size_t)(n - run)); o += n - run;
-    out->len = o - out->p;
-    return 0;
+static inline void put_token(K *k, Py_ssize_t start, Py_ssize_t len) {
+    k->tok_start.p[k->tok_start.len++] = (int32_t)start;
+    k->tok_len.p[k->tok_len.len++] = (int32_t)len;
 }
 
-/* ([\.,])([^0-9]) -> " \1 \2": a '.'/',' at j matches when a code point follows that is not a
- * digit, unless this '.'/',' was consumed as the \2 of a match at j-1. */
-static int pass_punct_nondigit(const uint8_t *s, Py_ssize_t n, Buf *out) {
-    out->len = 0;
-    if (buf_reserve(out, 3 * n + 1) < 0) return -1;
-    uint8_t *o = out->p;
-    Py_ssize_t run = 0;
-    Py_ssize_t consumed = -1; /* index of a '.'/',' eaten as \2 */
-    for (Py_ssize_t j = 0; j < n; j++) {
-        uint8_t c = s[j];
-        if ((c != '.' && c != ',') || j == consumed) continue;
-        if (j + 1 < n && !is_digit(s[j + 1])) {
-            memcpy(o, s + run, (size_t)(j - run)); o += j - run;
-            o[0] = ' '; o[1] = c; o[2] = ' '; o += 3;
-            run = j + 1;
-            consumed = j + 1;
+/* The tokens of t[0..n) (at arena offset base) as 13a (pad) or zh (zh) leave them; returns
+ * their number. The token lists have room for n + 1 more. */
+static Py_ssize_t split_regexp(K *k, const uint8_t *t, Py_ssize_t n, Py_ssize_t base, int pad, int zh) {
+    const uint8_t *cls = byte_classes();
+    Py_ssize_t before = k->tok_start.len, st = -1, i = 0;
+    int m2prev = 0; /* t[i-1] is a '.'/',' matched by regex 2 */
+#define END_TOKEN() do { if (st >= 0) { put_token(k, base + st, i - st); st = -1; } } while (0)
+    while (i < n) {
+        uint8_t f = cls[t[i]];
+        m2prev &= f == C_DOT;
+        if (!f) {
+            /* a run of token bytes: t[n] is a NUL (the arena's spare bytes), which stops it */
+            if (st < 0) st = i;
+            do i++; while (!cls[t[i]]);
+        } else if (f == C_SPACE) {
+            END_TOKEN();
+            i++;
+        } else if (f == C_HIGH) {
+            int l = u8len(t[i]);
+            uint32_t cp = u8cp(t, i, l);
+            if (is_space(cp)) END_TOKEN();
+            else if (zh && (k->flags[cp] & F_ZH)) { END_TOKEN(); put_token(k, base + i, l); }
+            else if (st < 0) st = i;
+            i += l;
+        } else {
+            int iso = 0;
+            if (f == C_PUNCT) iso = 1;
+            else if (f == C_DOT) {
+                int m2 = (i > 0 ? !is_digit(t[i - 1]) : pad) && !m2prev;
+                iso = m2 || (i + 1 < n ? !is_digit(t[i + 1]) : pad);
+                m2prev = m2;
+            } else if (f == C_DASH) iso = i > 0 && is_digit(t[i - 1]);
+            if (iso) { END_TOKEN(); put_token(k, base + i, 1); }
+            else if (st < 0) st = i; /* C_NUL, or a '.', ',' or '-' that stays in its token */
+            i++;
         }
     }
-    memcpy(o, s + run, (size_t)(n - run)); o += n - run;
-    out->len = o - out->p;
-    return 0;
-}
-
-/* ([0-9])(-) -> "\1 \2 ": a '-' after a digit (a digit is never consumed as a \2, which is '-') */
-static int pass_digit_dash(const uint8_t *s, Py_ssize_t n, Buf *out) {
-    out->len = 0;
-    if (buf_reserve(out, 3 * n + 1) < 0) return -1;
-    uint8_t *o = out->p;
-    Py_ssize_t run = 0;
-    for (Py_ssize_t j = 1; j < n; j++) {
-        if (s[j] == '-' && is_digit(s[j - 1])) {
-            memcpy(o, s + run, (size_t)(j - run)); o += j - run;
-            o[0] = ' '; o[1] = '-'; o[2] = ' '; o += 3;
-            run = j + 1;
-        }
-    }
-    memcpy(o, s + run, (size_t)(n - run)); o += n - run;
-    out->len = o - out->p;
-    return 0;
+    END_TOKEN();
+#undef END_TOKEN
+    return k->tok_start.len - before;
 }
 
 /* intl: (\P{N})(\p{P}) -> "\1 \2 " */
@@ -366,17 +362,31 @@ static Py_ssize_t lstrip_off(const uint8_t *s, Py_ssize_t n) {
     return i;
 }
 
-/* Tokenize one segment and append its tokens (spans into the arena) to the
- * pair's token list. Returns the number of tokens, or -1 on error. */
-static Py_ssize_t segment_tokens(K *k, const uint8_t *s, Py_ssize_t n) {
-    /* validate UTF-8 once; every later pass relies on it */
-    for (Py_ssize_t i = 0; i < n;) {
+static inline uint64_t hash_bytes(const uint8_t *s, Py_ssize_t n);
+
+/* Whether s[0..n) is valid UTF-8 (eight ASCII bytes at a time where it can). */
+static int valid_utf8(const uint8_t *s, Py_ssize_t n) {
+    Py_ssize_t i = 0;
+    while (i < n) {
+        if (i + 8 <= n) {
+            uint64_t w;
+            memcpy(&w, s + i, 8);
+            if (!(w & 0x8080808080808080ULL)) { i += 8; continue; }
+        }
         if (s[i] < 0x80) { i++; continue; }
         uint32_t cp;
         int l = u8dec(s, n, i, &cp);
-        if (!l) { k->bad_what = "invalid UTF-8"; return -1; }
+        if (!l) return 0;
         i += l;
     }
+    return 1;
+}
+
+/* Tokenize one segment and append its tokens (spans into the arena, and their hashes) to the
+ * pair's token list. Returns the number of tokens, or -1 on error. */
+static Py_ssize_t segment_tokens(K *k, const uint8_t *s, Py_ssize_t n) {
+    /* validate UTF-8 once; every later pass relies on it */
+    if (!valid_utf8(s, n)) { k->bad_what = "invalid UTF-8"; return -1; }
     if (k->lowercase && lower_segment(k, &s, &n) < 0) return -1;
     n = rstrip_len(s, n);
     if (k->stop_after == STAGE_NORMALISE) return 0;
@@ -387,7 +397,7 @@ static Py_ssize_t segment_tokens(K *k, const uint8_t *s, Py_ssize_t n) {
 #define STEP(call) do { if ((call) < 0) return -1; cur = A->p; cn = A->len; T = A; A = B; B = T; } while (0)
 
     switch (k->tokenizer) {
-    case TOK_13A: {
+    case TOK_13A:
         if (memchr(cur, '<', (size_t)cn) && contains(cur, cn, "<skipped>"))
             STEP(replace_all(cur, cn, "<skipped>", "", A));
         if (memchr(cur, '\n', (size_t)cn)) {
@@ -400,23 +410,12 @@ static Py_ssize_t segment_tokens(K *k, const uint8_t *s, Py_ssize_t n) {
             STEP(replace_all(cur, cn, "&lt;", "<", A));
             STEP(replace_all(cur, cn, "&gt;", ">", A));
         }
-        /* f' {line} ' padding, then the regexp post-tokenizer shared with zh */
-        STEP(pass_13a_punct(cur, cn, 1, A));
-    }
-        goto regexp_rest;
+        break; /* then f' {line} ' and the regexp post-tokenizer: split_regexp */
     case TOK_ZH: {
         Py_ssize_t off = lstrip_off(cur, cn);
         cur += off; cn -= off; /* line.strip(); the right side is already stripped */
-        STEP(pass_isolate(cur, cn, k->flags, F_ZH, A));
+        break;                 /* then Chinese characters isolated and the regexps: split_regexp */
     }
-        STEP(pass_13a_punct(cur, cn, 0, A));
-    regexp_rest:
-        if (memchr(cur, '.', (size_t)cn) || memchr(cur, ',', (size_t)cn)) {
-            STEP(pass_nondigit_punct(cur, cn, A));
-            STEP(pass_punct_nondigit(cur, cn, A));
-        }
-        if (memchr(cur, '-', (size_t)cn)) STEP(pass_digit_dash(cur, cn, A));
-        break;
     case TOK_INTL:
         STEP(pass_intl1(cur, cn, k->flags, A));
         STEP(pass_intl2(cur, cn, k->flags, A));
@@ -427,25 +426,31 @@ static Py_ssize_t segment_tokens(K *k, const uint8_t *s, Py_ssize_t n) {
     }
 #undef STEP
 
-    /* copy the final text into the arena and split it (str.split()); token spans are int32 */
+    /* copy the final text into the arena (8 spare bytes for hash_bytes) and split it; token
+       spans are int32 */
     Py_ssize_t base = k->arena.len;
-    if (cn > (Py_ssize_t)INT32_MAX - base) {
+    if (cn > (Py_ssize_t)INT32_MAX - 8 - base) {
         k->bad_what = "text too long (over 2**31 - 1 bytes in one pair)";
         return -1;
     }
-    if (buf_reserve(&k->arena, cn) < 0) return -1;
+    if (buf_reserve(&k->arena, cn + 8) < 0) return -1;
     buf_put(&k->arena, cur, cn);
+    memset(k->arena.p + k->arena.len, 0, 8);
     const uint8_t *t = k->arena.p + base;
-    Py_ssize_t ntok = 0, i = 0;
+    Py_ssize_t ntok = 0, i = 0, first = k->tok_start.len;
     if (ibuf_reserve(&k->tok_start, cn + 1) < 0 || ibuf_reserve(&k->tok_len, cn + 1) < 0) return -1;
-    if (k->tokenizer == TOK_CHAR) {
+    if (k->tok_hash_cap < k->tok_start.cap) {
+        uint64_t *p = (uint64_t *)realloc(k->tok_hash, (size_t)k->tok_start.cap * sizeof(uint64_t));
+        if (!p) { PyErr_NoMemory(); return -1; }
+        k->tok_hash = p;
+        k->tok_hash_cap = k->tok_start.cap;
+    }
+    if (k->tokenizer == TOK_13A || k->tokenizer == TOK_ZH) {
+        ntok = split_regexp(k, t, cn, base, k->tokenizer == TOK_13A, k->tokenizer == TOK_ZH);
+    } else if (k->tokenizer == TOK_CHAR) {
         while (i < cn) {
             int l = u8len(t[i]);
-            if (!is_space(u8cp(t, i, l))) {
-                k->tok_start.p[k->tok_start.len++] = (int32_t)(base + i);
-                k->tok_len.p[k->tok_len.len++] = l;
-                ntok++;
-            }
+            if (!is_space(u8cp(t, i, l))) { put_token(k, base + i, l); ntok++; }
             i += l;
         }
     } else {
@@ -469,19 +474,30 @@ static Py_ssize_t segment_tokens(K *k, const uint8_t *s, Py_ssize_t n) {
                     i += l;
                 }
             }
-            k->tok_start.p[k->tok_start.len++] = (int32_t)(base + st);
-            k->tok_len.p[k->tok_len.len++] = (int32_t)(i - st);
+            put_token(k, base + st, i - st);
             ntok++;
         }
     }
+    for (Py_ssize_t j = first; j < first + ntok; j++)
+        k->tok_hash[j] = hash_bytes(k->arena.p + k->tok_start.p[j], k->tok_len.p[j]);
     return ntok;
 }
 
 /* ------------------------------------------------------ counting and clipping */
 
+/* A token's hash: eight bytes at a time. It only picks a bucket (tokens are compared by their
+ * bytes), so its one requirement is that equal bytes hash equally: the bytes past the token
+ * that the last load reads (the arena keeps 8 spare bytes after its text) are masked off. */
 static inline uint64_t hash_bytes(const uint8_t *s, Py_ssize_t n) {
-    uint64_t h = 1469598103934665603ULL;
-    for (Py_ssize_t i = 0; i < n; i++) { h ^= s[i]; h *= 1099511628211ULL; }
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ ((uint64_t)n * 0xC2B2AE3D27D4EB4FULL), w;
+    for (; n > 8; s += 8, n -= 8) {
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0xFF51AFD7ED558CCDULL;
+        h ^= h >> 32;
+    }
+    memcpy(&w, s, 8);
+    w &= n == 8 ? ~0ULL : (1ULL << (8 * n)) - 1;
+    h = (h ^ w) * 0xC4CEB9FE1A85EC53ULL;
     return h ^ (h >> 29);
 }
 
@@ -497,8 +513,24 @@ static Py_ssize_t pow2_at_least(Py_ssize_t n) {
     return c;
 }
 
-/* Intern the hypothesis tokens [t0, t0+nt) into ids 0..; fills hyp_ids. */
+/* Room for the unigram arrays of n ids, all cleared (u_rseen -1: no reference yet). */
+static int unigrams_reserve(K *k, Py_ssize_t n) {
+    if (n <= k->u_cap) return 0;
+    Py_ssize_t cap = pow2_at_least(n);
+    int32_t **arrays[] = {&k->u_hyp, &k->u_rmax, &k->u_rcur, &k->u_rseen};
+    for (int a = 0; a < 4; a++) {
+        int32_t *p = (int32_t *)realloc(*arrays[a], (size_t)cap * sizeof(int32_t));
+        if (!p) { PyErr_NoMemory(); return -1; }
+        *arrays[a] = p;
+        for (Py_ssize_t i = k->u_cap; i < cap; i++) p[i] = a == 3 ? -1 : 0;
+    }
+    k->u_cap = cap;
+    return 0;
+}
+
+/* Intern the hypothesis tokens [t0, t0+nt) into ids 0..; fills hyp_ids, and the ids are dense. */
 static int intern_hyp(K *k, Py_ssize_t t0, Py_ssize_t nt) {
+    if (unigrams_reserve(k, nt) < 0) return -1;
     Py_ssize_t cap = pow2_at_least(2 * nt + 2);
     if (cap > k->tk_cap) {
         free(k->tk_slot); free(k->tk_hash);
@@ -515,7 +547,7 @@ static int intern_hyp(K *k, Py_ssize_t t0, Py_ssize_t nt) {
     for (Py_ssize_t j = 0; j < nt; j++) {
         const uint8_t *s = k->arena.p + k->tok_start.p[t0 + j];
         int32_t l = k->tok_len.p[t0 + j];
-        uint64_t h = hash_bytes(s, l);
+        uint64_t h = k->tok_hash[t0 + j];
         Py_ssize_t m = cap - 1, pos = (Py_ssize_t)(h & (uint64_t)m);
         int32_t id = -1;
         for (;;) {
@@ -538,11 +570,14 @@ static int intern_hyp(K *k, Py_ssize_t t0, Py_ssize_t nt) {
         }
         k->hyp_ids.p[k->hyp_ids.len++] = id;
     }
+    k->dense = 1;
+    k->n_uniq = next;
     return 0;
 }
 
-/* Id of a reference token whose bytes hash to h, or -1 if the hypothesis does not contain it. */
-static inline int32_t lookup_hashed(K *k, Py_ssize_t t0, Py_ssize_t ti, uint64_t h) {
+/* Id of reference token ti, or -1 if the hypothesis (tokens t0..) does not contain it. */
+static inline int32_t lookup_token(K *k, Py_ssize_t t0, Py_ssize_t ti) {
+    uint64_t h = k->tok_hash[ti];
     const uint8_t *s = k->arena.p + k->tok_start.p[ti];
     int32_t l = k->tok_len.p[ti];
     Py_ssize_t m = k->tk_mask, pos = (Py_ssize_t)(h & (uint64_t)m);
@@ -558,10 +593,6 @@ static inline int32_t lookup_hashed(K *k, Py_ssize_t t0, Py_ssize_t ti, uint64_t
     }
 }
 
-/* Id of a reference token, or -1 if the hypothesis does not contain it. */
-static inline int32_t lookup_token(K *k, Py_ssize_t t0, Py_ssize_t ti) {
-    return lookup_hashed(k, t0, ti, hash_bytes(k->arena.p + k->tok_start.p[ti], k->tok_len.p[ti]));
-}
 
 static int ng_prepare(K *k, Py_ssize_t nhyp) {
     Py_ssize_t want = pow2_at_least(2 * (nhyp * k->order) + 2);
@@ -619,7 +650,13 @@ static int count_hyp(K *k, Py_ssize_t nh, int64_t *row, Py_ssize_t K2) {
     int32_t order = k->order;
     for (Py_ssize_t i = 0; i < nh; i++) {
         uint64_t h = 0;
-        for (int32_t g = 1; g <= order && i + g <= nh; g++) {
+        int32_t g = 1;
+        if (k->dense) { /* the unigram in its array; the table holds the longer n-grams */
+            k->u_hyp[hid[i]]++;
+            h = mix(h, (uint32_t)hid[i]);
+            g = 2;
+        }
+        for (; g <= order && i + g <= nh; g++) {
             h = mix(h, (uint32_t)hid[i + g - 1]);
             struct ng *e = ng_find(k, h, hid + i, g, 1, (int32_t)i);
             e->hyp++;
@@ -636,7 +673,16 @@ static void count_ref(K *k, const int32_t *rid, Py_ssize_t nr, Py_ssize_t nref) 
     int32_t order = k->order;
     for (Py_ssize_t i = 0; i < nr; i++) {
         uint64_t h = 0;
-        for (int32_t g = 1; g <= order && i + g <= nr; g++) {
+        int32_t g = 1;
+        if (k->dense) {
+            int32_t u = rid[i];
+            if (u < 0) continue;
+            if (k->u_rseen[u] != nref) { k->u_rseen[u] = (int32_t)nref; k->u_rcur[u] = 0; }
+            if (++k->u_rcur[u] > k->u_rmax[u]) k->u_rmax[u] = k->u_rcur[u];
+            h = mix(h, (uint32_t)u);
+            g = 2;
+        }
+        for (; g <= order && i + g <= nr; g++) {
             if (rid[i + g - 1] < 0) break;
             h = mix(h, (uint32_t)rid[i + g - 1]);
             struct ng *e = ng_find(k, h, rid + i, g, 0, 0);
@@ -663,6 +709,13 @@ static void finish_row(K *k, int64_t *row, Py_ssize_t nh, const int64_t *reflens
         row[2 + e->n - 1] += e->hyp < e->rmax ? e->hyp : e->rmax;
     }
     ng_clear(k);
+    if (k->dense) {
+        for (Py_ssize_t u = 0; u < k->n_uniq; u++) {
+            row[2] += k->u_hyp[u] < k->u_rmax[u] ? k->u_hyp[u] : k->u_rmax[u];
+            k->u_hyp[u] = 0; k->u_rmax[u] = 0; k->u_rseen[u] = -1;
+        }
+        k->n_uniq = 0;
+    }
 }
 
 /* Write row r to out (per_row) or add it to the sum; -1 with OverflowError if the sum overflows. */
@@ -847,8 +900,7 @@ static PyObject *k_stats_many(PyObject *self, PyObject *args) {
     K k;
     memset(&k, 0, sizeof(k));
     int64_t *row = NULL, *reflens = NULL, *rstart = NULL;
-    uint64_t *rhash = NULL;
-    Py_ssize_t reflens_cap = 0, rhash_cap = 0;
+    Py_ssize_t reflens_cap = 0;
     if (!hv4) { PyErr_NoMemory(); goto done; }
     if (get_view(o_rd, &rd, 0) < 0 || get_view(o_ro, &ro, 0) < 0 || get_view(o_rv, &rv, 0) < 0 ||
         get_view(o_lo, &lo, 0) < 0 || get_view(o_flags, &fl, 0) < 0)
@@ -916,13 +968,6 @@ static PyObject *k_stats_many(PyObject *self, PyObject *args) {
         k.bad_ref = -1;
         if (nrefs == 0) { k.bad_what = "no reference (all references are missing)"; goto bad; }
         Py_ssize_t R = k.tok_start.len, A = k.arena.len, maxr = 0;
-        if (R > rhash_cap) {
-            rhash_cap = R * 2;
-            uint64_t *p = (uint64_t *)realloc(rhash, (size_t)rhash_cap * sizeof(uint64_t));
-            if (!p) { PyErr_NoMemory(); goto done; }
-            rhash = p;
-        }
-        for (Py_ssize_t t = 0; t < R; t++) rhash[t] = hash_bytes(k.arena.p + k.tok_start.p[t], k.tok_len.p[t]);
         for (Py_ssize_t q = 0; q < nrefs; q++) if (reflens[q] > maxr) maxr = reflens[q];
         if (ibuf_reserve(&k.ref_ids, maxr + 1) < 0) goto done;
         for (Py_ssize_t s = 0; s < S; s++) {
@@ -939,7 +984,7 @@ static PyObject *k_stats_many(PyObject *self, PyObject *args) {
             if (count_hyp(&k, nh, row, K2) < 0) goto done;
             for (Py_ssize_t q = 0; q < nrefs; q++) {
                 Py_ssize_t t0 = (Py_ssize_t)rstart[q];
-                for (Py_ssize_t t = 0; t < reflens[q]; t++) k.ref_ids.p[t] = lookup_hashed(&k, R, t0 + t, rhash[t0 + t]);
+                for (Py_ssize_t t = 0; t < reflens[q]; t++) k.ref_ids.p[t] = lookup_token(&k, R, t0 + t);
                 count_ref(&k, k.ref_ids.p, reflens[q], q);
             }
             finish_row(&k, row, nh, reflens, nrefs);
@@ -952,7 +997,7 @@ static PyObject *k_stats_many(PyObject *self, PyObject *args) {
 bad:
     row_error(&k);
 done:
-    free(row); free(reflens); free(rstart); free(rhash);
+    free(row); free(reflens); free(rstart);
     k_free(&k);
     for (int i = 0; i < 5; i++) rel_view(shared[i]);
     if (hv4)
