@@ -153,6 +153,55 @@ def to_arrow(candidates: ArrayLike, references) -> Tuple[pa.Array, pa.Array]:
     return cand, refs
 
 
+def reference_groups(candidates: pa.Array, references: pa.Array) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+    """How the rows of a batch that repeat a reference list can share it (a long table: each
+    system's row of a segment carries that segment's references): ``(firsts, slots)``, where
+    ``firsts[u]`` is a row with the u-th distinct list and ``slots[s, u]`` the (s+1)-th row with
+    it, or ``len(references)`` where fewer rows have it. Lists are equal when their references
+    are, value for value (null = missing); the order of the lists is unspecified. None where
+    sharing would not pay (fewer than half the rows repeat a list, or the padding of the slots
+    would double the candidates) or is not tried (not string candidates and list<string>
+    references, a null list: the plain path says what is wrong)."""
+    import pyarrow.compute as pc
+
+    n = len(references)
+    if n < 4 or not (pa.types.is_string(candidates.type) or pa.types.is_large_string(candidates.type)):
+        return None
+    if not (pa.types.is_list(references.type) or pa.types.is_large_list(references.type)) or references.null_count:
+        return None
+    child, offsets = _list_parts(references)
+    if not (pa.types.is_string(child.type) or pa.types.is_large_string(child.type)):
+        return None
+    codes = np.asarray(pc.dictionary_encode(child).indices.fill_null(-1), dtype=np.int64)
+    lengths = np.diff(offsets)
+    width = int(lengths.max())
+    if (lengths == width).all():
+        keys = codes.reshape(n, width)
+    else:  # rows with fewer references: padded with a code no reference has
+        keys = np.full((n, width), -2, dtype=np.int64)
+        keys[np.repeat(np.arange(n), lengths), np.arange(len(codes)) - np.repeat(offsets[:-1], lengths)] = codes
+    # each row's codes as one int64 (digits in base `base`), renumbered densely before it could overflow
+    base = int(codes.max(initial=0)) + 3
+    key = np.zeros(n, dtype=np.int64)
+    for column in keys.T:
+        if int(key.max(initial=0)) >= (1 << 62) // base:
+            key = np.unique(key, return_inverse=True)[1].reshape(-1)
+        key = key * base + (column + 2)
+    _, firsts, inverse = np.unique(key, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    groups = len(firsts)
+    counts = np.bincount(inverse, minlength=groups)
+    depth = int(counts.max())
+    if 2 * groups > n or groups * depth > 2 * n:
+        return None
+    order = np.argsort(inverse, kind="stable")
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(n) - np.repeat(np.cumsum(counts) - counts, counts)
+    slots = np.full((depth, groups), n, dtype=np.int64)
+    slots[rank, inverse] = np.arange(n)
+    return firsts, slots
+
+
 def stats_many(kernel, options: tuple, cand: pa.Array, refs: pa.Array, systems: Sequence, width: int,
                per_row: bool, one_by_one: Callable) -> List[np.ndarray]:
     """A kernel's ``stats_many`` over several systems' candidates for the same references:

@@ -310,6 +310,36 @@ def checked_pairs(candidates, references):
         yield hyp, refs
 
 
+def batch_stats_shared(metric, candidates, references, per_row: bool = True) -> np.ndarray:
+    """``metric.batch_stats(candidates, references, per_row)`` (a :class:`Metric` or a
+    :class:`MetricSet`) for a batch whose rows repeat reference lists, as a long table's rows do
+    (every system's row of a segment carries that segment's references): the rows with the same
+    list are scored as several systems of one row (:meth:`Metric.batch_stats_many`), so that a
+    kernel that can prepares each distinct list once. The same numbers, and the same error for a
+    bad batch (then :meth:`batch_stats` is run to find it); a batch that repeats few lists takes
+    the plain path (:func:`bleu_core.arrow.reference_groups`)."""
+    from .arrow import reference_groups, to_arrow
+
+    candidates, references = to_arrow(candidates, references)
+    plan = reference_groups(candidates, references)
+    if plan is None:
+        return metric.batch_stats(candidates, references, per_row=per_row)
+    firsts, slots = plan
+    n = len(candidates)
+    padded = pa.concat_arrays([candidates, pa.array([""], type=candidates.type)])  # row n: a slot's padding
+    try:
+        parts = metric.batch_stats_many([padded.take(pa.array(slot)) for slot in slots],
+                                        references.take(pa.array(firsts)), per_row=True)
+    except Exception:
+        metric.batch_stats(candidates, references, per_row=per_row)  # raises the first bad row's error
+        raise
+    rows = np.empty((n, metric.width), dtype=np.int64)
+    for slot, part in zip(slots, parts):
+        real = slot < n
+        rows[slot[real]] = part[real]
+    return rows if per_row else column_sums(rows)
+
+
 class MetricSet:
     """Several metrics computed in one pass: their statistics side by side in one
     ``int64[n, width]`` matrix (metric ``i`` owns columns ``slices[i]``). This is what the

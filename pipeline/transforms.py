@@ -24,7 +24,7 @@ from apache_beam.metrics import Metrics
 
 from bleu_core import BatchInputError
 from bleu_core.arrow import nrefs_per_row
-from bleu_core.protocol import MetricSet
+from bleu_core.protocol import MetricSet, batch_stats_shared
 
 from . import accumulate as acc_ops
 from . import grouptable, results
@@ -179,8 +179,10 @@ class BatchToStats(beam.DoFn):
     def _statistics(self, source, first_row, batch, refs, need_rows):
         """[(candidate column, its statistics)] of the batch: every candidate column (the wide
         layout's systems) at once, so that a metric's kernel prepares each row's references once
-        for all of them (``MetricSet.batch_stats_many``). The error is the one the columns taken
-        one by one meet first: a null candidate (under --null-candidate=error) or a bad row."""
+        for all of them (``MetricSet.batch_stats_many``); one column (the long layout), its rows
+        that repeat a reference list as systems of one row (``batch_stats_shared``). The error is
+        the one the columns taken one by one meet first: a null candidate (under
+        --null-candidate=error) or a bad row."""
         cfg, metrics = self.config, self.config.metrics
         columns, null_error = [], None
         for cand_col in self.config.spec.candidate_columns:
@@ -195,7 +197,10 @@ class BatchToStats(beam.DoFn):
                 cands = cands.fill_null("")
             columns.append((cand_col, cands))
         try:
-            stats = metrics.batch_stats_many([c for _, c in columns], refs, per_row=need_rows)
+            if len(columns) == 1:  # a long table: rows that repeat a segment's references share them
+                stats = [batch_stats_shared(metrics, columns[0][1], refs, per_row=need_rows)]
+            else:
+                stats = metrics.batch_stats_many([c for _, c in columns], refs, per_row=need_rows)
         except BatchInputError:
             for cand_col, cands in columns:  # which column: the first that fails on its own
                 try:

@@ -1,5 +1,6 @@
 """Argument checking of the public API: clear exceptions naming the argument, never asserts."""
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -185,3 +186,63 @@ def test_several_systems_with_a_row_without_references():
     with pytest.raises(BatchInputError, match="row 1, references: no reference") as e:
         Bleu().batch_stats_many([["a", "b"], ["c", "d"]], [["a"], [None]])
     assert (e.value.row, e.value.column) == (1, "references")
+
+
+def test_reference_groups_by_hand():
+    """Rows 0, 2, 4 repeat one list, rows 1, 3 another ([None, "b"] differs from ["b"] and from
+    ["", "b"]); row 5 is alone: 3 lists for 6 rows, 3 slots deep, padded with 6."""
+    import pyarrow as pa
+
+    from bleu_core.arrow import reference_groups
+
+    cands = pa.array(["c0", "c1", "c2", "c3", "c4", "c5"])
+    refs = pa.array([["a", "b"], [None, "b"], ["a", "b"], [None, "b"], ["a", "b"], ["b"]])
+    firsts, slots = reference_groups(cands, refs)
+    lists = refs.to_pylist()
+    assert sorted(lists[f] == lists[0] for f in firsts) == [False, False, True]
+    by_first = {int(f): [int(r) for r in slots[:, u]] for u, f in enumerate(firsts)}
+    assert by_first == {0: [0, 2, 4], 1: [1, 3, 6], 5: [5, 6, 6]}
+    # sharing that would not pay, and inputs the plain path must judge
+    assert reference_groups(cands, pa.array([["a"], ["b"], ["c"], ["d"], ["a"], ["e"]])) is None  # 5 lists
+    assert reference_groups(cands, pa.array([["a"]] * 5 + [["b"]])) is not None
+    assert reference_groups(cands, pa.array([["a"]] * 5 + [None])) is None           # a null list
+    assert reference_groups(pa.array([1, 2, 3, 4, 5, 6]), pa.array([["a"]] * 6)) is None  # not strings
+    assert reference_groups(cands, pa.array([["", "b"], ["b"], ["", "b"], ["b"], [None, "b"], ["b"]])) is not None
+
+
+def _invalid_utf8_at(strings, row):
+    """An Arrow string array of ``strings`` whose value ``row`` is the bytes a\\xff (not UTF-8)."""
+    data = [s.encode() if i != row else b"a\xff" for i, s in enumerate(strings)]
+    offsets = np.cumsum([0] + [len(d) for d in data]).astype(np.int32)
+    return pa.Array.from_buffers(pa.string(), len(data), [None, pa.py_buffer(offsets.tobytes()),
+                                                          pa.py_buffer(b"".join(data))])
+
+
+def test_rows_sharing_references_fail_as_batch_stats():
+    """batch_stats_shared scores rows out of order (grouped by reference list), yet raises what
+    batch_stats raises: the first bad row's error, a candidate's or a reference list's, in a batch
+    where the lists are shared (checked: reference_groups plans it)."""
+    from bleu_core import MetricSet
+    from bleu_core.arrow import reference_groups
+    from bleu_core.chrf import Chrf
+    from bleu_core.protocol import batch_stats_shared
+
+    cands = ["a b", "b c", "c d", "d e", "e f", "f g", "g h", "h i"]
+    refs = [["a b c"], ["b c d", None]] * 4
+    flat = [r for row in refs for r in row]
+    offsets = pa.array(np.cumsum([0] + [len(r) for r in refs]), pa.int32())
+    cases = [
+        (pa.array(cands[:3] + [None] + cands[4:]), pa.array(refs)),        # row 3: a null candidate
+        (_invalid_utf8_at(cands, 5), pa.array(refs)),                       # row 5: a candidate not UTF-8
+        (pa.array(cands), pa.array(refs[:6] + [[None]] + refs[7:])),        # row 6: no reference
+        (pa.array(cands), pa.ListArray.from_arrays(offsets, _invalid_utf8_at([r or "" for r in flat], 7))),
+        (pa.array(cands[:6] + [None] + cands[7:]), pa.array(refs[:2] + [[None]] + refs[3:])),  # row 2 first
+    ]
+    for metric in (Bleu(), MetricSet([Bleu(), Chrf()])):
+        for c, r in cases:
+            assert reference_groups(c, r) is not None
+            with pytest.raises(BatchInputError) as plain:
+                metric.batch_stats(c, r)
+            with pytest.raises(BatchInputError) as shared:
+                batch_stats_shared(metric, c, r)
+            assert str(shared.value) == str(plain.value)

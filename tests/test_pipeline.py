@@ -612,3 +612,47 @@ def test_ter_with_bleu_and_chrf_per_group_equals_sacrebleu(tmp_path):
         t = by_row[key]
         assert t["ter_score"] == ter["score"] and t["ter_edits"] == theirs.num_edits
         assert t["ter_edits"] == t["ter_insertions"] + t["ter_deletions"] + t["ter_substitutions"] + t["ter_shifts"]
+
+
+def test_long_table_rows_share_their_references(tmp_path, monkeypatch):
+    """A long table whose batches repeat each segment's references (every system's row of a segment
+    carries them): the rows are scored with each distinct list prepared once (batch_stats_shared; the
+    batches here are ones it shares, checked), and every system's BLEU and chrF are sacrebleu's,
+    segment-major and system-major alike."""
+    from sacrebleu.metrics.chrf import CHRF
+
+    from beambleu import transforms
+    from bleu_core.arrow import reference_groups, to_arrow
+
+    from .oracle import to_streams
+
+    segments = [("The cat sat on the mat.", ["A cat sat on the mat.", "The cat was on the mat."]),
+                ("It costs 3.5 dollars, not 1,000.", ["It is 3.5 dollars, not 1,000.", None]),
+                ("Der Hund bellt -- laut!", ["The dog barks loudly!", "The dog is barking loud."]),
+                ("", ["Nothing here.", "Empty."])]
+    systems = {"a": lambda s: s, "b": lambda s: s.lower(), "c": lambda s: " ".join(reversed(s.split()))}
+    shared = []
+    real = transforms.batch_stats_shared
+
+    def spy(metric, candidates, references, per_row=True):
+        shared.append(reference_groups(*to_arrow(candidates, references)) is not None)
+        return real(metric, candidates, references, per_row=per_row)
+
+    monkeypatch.setattr(transforms, "batch_stats_shared", spy)
+    for order in ("segment", "system"):
+        rows = [{"candidate": f(hyp), "references": refs, "system": name, "langpair": "x-y", "line": i + 1}
+                for i, (hyp, refs) in enumerate(segments * 3) for name, f in systems.items()]
+        if order == "system":
+            rows.sort(key=lambda r: r["system"])
+        glob = write_shards(rows, tmp_path / order, n_shards=1, row_group_size=len(rows))
+        shared.clear()
+        rc, _, err = run_cli("--input", glob, "--metrics", "bleu,chrf", "--group-by", "system",
+                             "--output", tmp_path / f"{order}.json", "--progress", "off")
+        assert rc == 0, err
+        assert shared == [True], order
+        groups = {g["key"]["system"]: g["scores"] for g in load(tmp_path / f"{order}.json")["groups"]}
+        for name in systems:
+            sel = [r for r in rows if r["system"] == name]
+            c, rf = [r["candidate"] for r in sel], [r["references"] for r in sel]
+            assert groups[name][0]["score"] == sacre_corpus(c, rf)[0].score, (order, name)
+            assert groups[name][1]["score"] == CHRF().corpus_score(c, to_streams(rf)).score, (order, name)

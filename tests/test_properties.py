@@ -115,3 +115,27 @@ def test_several_systems_at_once_match_sacrebleu(tokenize, data, others, lowerca
         np.testing.assert_array_equal(total, np.array(seg, dtype=np.int64).sum(axis=0))
         chrf_seg = np.array(sacre_chrf._extract_corpus_statistics(system, streams), dtype=np.int64)
         np.testing.assert_array_equal(joint, np.concatenate([rows, chrf_seg], axis=1))
+
+
+@pytest.mark.parametrize("tokenize", BUILTIN)
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=corpus(max_pairs=4, max_refs=3), copies=st.lists(st.tuples(st.integers(0, 3), segment), min_size=8,
+                                                             max_size=14))
+def test_rows_sharing_references_match_sacrebleu(tokenize, data, copies):
+    """A long table's batch (rows that repeat a reference list: each system's row of a segment)
+    scored by batch_stats_shared, each distinct list prepared once, gives every row sacrebleu's
+    statistics, in row order; with chrF and TER beside, each row what batch_stats gives it."""
+    from bleu_core import Chrf, MetricSet, Ter
+    from bleu_core.protocol import batch_stats_shared
+
+    cands, refs = data
+    rows = [(cand, refs[i % len(refs)]) for i, cand in copies]  # repeated lists, in any order
+    cands, refs = [c for c, _ in rows], [r for _, r in rows]
+    metric = Bleu(tokenize=tokenize)
+    got = batch_stats_shared(metric, cands, refs)
+    _, seg = sacre_corpus(cands, refs, tokenize=tokenize)
+    np.testing.assert_array_equal(got, np.array(seg, dtype=np.int64))
+    np.testing.assert_array_equal(batch_stats_shared(metric, cands, refs, per_row=False),
+                                  np.array(seg, dtype=np.int64).sum(axis=0))
+    several = MetricSet([metric, Chrf(), Ter()])
+    np.testing.assert_array_equal(batch_stats_shared(several, cands, refs), several.batch_stats(cands, refs))
