@@ -265,9 +265,10 @@ class _RetryNotes(logging.Handler):
         return self
 
     def __exit__(self, *exc):
-        for name, level in self._levels.items():
-            logging.getLogger(name).removeHandler(self)
-            logging.getLogger(name).setLevel(level)
+        with self.lock:  # a note being written (by the client's thread) ends before the caller goes on
+            for name, level in self._levels.items():
+                logging.getLogger(name).removeHandler(self)
+                logging.getLogger(name).setLevel(level)
         return False
 
     def emit(self, record: logging.LogRecord) -> None:
@@ -282,8 +283,13 @@ class _RetryNotes(logging.Handler):
         self.say(f"retry {self.retries} after: {self.last}")
 
     def say(self, what: str) -> None:
-        self.said = time.monotonic()
-        print(f"{self.prefix}: {what}", file=sys.stderr, flush=True)
+        # the waiting thread and the client's (whose emit holds this lock already) both say things: one
+        # whole line at a time (print writes the text and its newline separately, and two notes ran into
+        # one line)
+        with self.lock:
+            self.said = time.monotonic()
+            sys.stderr.write(f"{self.prefix}: {what}\n")
+            sys.stderr.flush()
 
 
 def match(globs: Sequence[str]) -> List[str]:

@@ -247,6 +247,45 @@ def test_unreachable_object_store_is_announced_and_bounded(tmp_path, where, endp
     assert tree(f.work) == set() and tree(f.tmp) == set()
 
 
+def test_retry_notes_from_two_threads_are_whole_lines(monkeypatch):
+    """The wait for an object store says things from two threads (the waiting one, and Beam's client
+    retrying in its own): each note is one whole line, even on a stream that lets the other thread run
+    between any two writes (print wrote a note and its newline apart, and CI saw two notes run into one
+    line)."""
+    import threading
+
+    from beambleu.inputs import _RetryNotes
+
+    class Yielding:
+        def __init__(self):
+            self.parts = []
+
+        def write(self, text):
+            self.parts.append(text)
+            time.sleep(0)  # the other thread's turn
+            return len(text)
+
+        def flush(self):
+            time.sleep(0)
+
+    stream = Yielding()
+    monkeypatch.setattr(sys, "stderr", stream)
+    notes = _RetryNotes("beambleu: s3://b/x: http://127.0.0.1:1")
+
+    def talk(who):
+        for i in range(300):
+            notes.say(f"{who} {i}")
+
+    threads = [threading.Thread(target=talk, args=(who,)) for who in ("retry", "waiting")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    lines = "".join(stream.parts).splitlines()
+    assert len(lines) == 600
+    assert all(re.fullmatch(r"beambleu: s3://b/x: http://127\.0\.0\.1:1: (retry|waiting) \d+", ln) for ln in lines)
+
+
 @pytest.mark.parametrize("scheme,module,extra", [("s3", "boto3", "aws"), ("gs", "google.cloud.storage", "gcp")])
 def test_object_store_without_its_extra_names_the_extra(tmp_path, scheme, module, extra):
     """Without boto3 Beam failed with "Missing boto3 requirement" (exit 1); the extra is named."""
