@@ -36,6 +36,9 @@ REAL_LINES = 300
 REAL_BASELINE = "Online-A"  # one of its systems
 
 COMMON = ["--metrics", "bleu,chrf", "--group-by", "system", "--id-column", "line"]
+# the SDK-worker kill tests: TER beside (its edit distances cost ten times BLEU and chrF together), so that
+# a worker stays busy for seconds past its imports however fast the other kernels get, and is killed mid-job
+BUSY = ["--metrics", "bleu,chrf,ter", "--group-by", "system", "--id-column", "line"]
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ import pytest
 
 pytest.importorskip("apache_beam")
 
-from .engine_parity import (CASES, COMMON, REAL_FOLDER, Outputs, assert_engine_matches_local,  # noqa: E402
+from .engine_parity import (BUSY, CASES, COMMON, REAL_FOLDER, Outputs, assert_engine_matches_local,  # noqa: E402
                             real_available)
 from .engines import (REPO, assert_failed_cleanly, beambleu_subprocess, engine_service,  # noqa: E402
                       engines_required, fetch_or_skip, killing_a_busy_worker)
@@ -191,7 +191,7 @@ def test_flink_cluster_sdk_worker_killed_mid_job(cluster, tmp_path):
     rows = corpus_rows([REAL_FOLDER])  # every system, every segment: about 18k pairs, 8 times over
     big = [dict(r, line=r["line"] + 100_000 * k) for k in range(8) for r in rows]
     glob = write_shards(big, tmp_path / "big", n_shards=4, row_group_size=2000, shuffle_seed=3)
-    argv = ["--input", glob, *COMMON, "--progress", "off"]
+    argv = ["--input", glob, *BUSY, "--progress", "off"]
 
     with engine_service("worker-pool", tmp_path / "pool") as pool:
         with killing_a_busy_worker(pool["pid"], min_cpu=3.0, poll=0.1) as killed:  # past its imports

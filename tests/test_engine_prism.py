@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("apache_beam")
 
-from .engine_parity import CASES, COMMON, REAL_FOLDER, assert_engine_matches_local, real_available  # noqa: E402
+from .engine_parity import BUSY, CASES, COMMON, REAL_FOLDER, assert_engine_matches_local, real_available  # noqa: E402
 from .engines import (assert_failed_cleanly, beambleu_subprocess, engine_service, fetch_or_skip,  # noqa: E402
                       killing_a_busy_worker)
 from .pipeline_helpers import corpus_rows, run_cli, write_shards  # noqa: E402
@@ -92,9 +92,9 @@ def test_prism_sdk_worker_killed_mid_job(prism, tmp_path):
     is busy: the run gives the local runner's bytes or fails cleanly (one line, non-zero, no
     output); it never exits 0 with another number, and it ends in bounded time."""
     rows = corpus_rows([REAL_FOLDER])
-    big = [dict(r, line=r["line"] + 100_000 * k) for k in range(16) for r in rows]  # about 285k pairs
+    big = [dict(r, line=r["line"] + 100_000 * k) for k in range(8) for r in rows]  # about 143k pairs
     glob = write_shards(big, tmp_path / "big", n_shards=4, row_group_size=4000, shuffle_seed=5)
-    argv = ["--input", glob, *COMMON, "--progress", "off"]
+    argv = ["--input", glob, *BUSY, "--progress", "off"]
     out = tmp_path / "out"
     outs = [out / "result.json", out / "groups.csv"]
     with engine_service("worker-pool", tmp_path / "pool") as pool:
