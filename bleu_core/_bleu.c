@@ -212,29 +212,33 @@ static Py_ssize_t split_regexp(K *k, const uint8_t *t, Py_ssize_t n, Py_ssize_t 
 #define END_TOKEN() do { if (st >= 0) { put_token(k, base + st, i - st); st = -1; } } while (0)
     while (i < n) {
         uint8_t f = cls[t[i]];
-        m2prev &= f == C_DOT;
-        if (!f) {
+        /* bit tests rather than equalities: the compiler made a jump table of these, and its
+           indirect jump mispredicted at most token boundaries */
+        if (__builtin_expect(f == 0, 1)) {
             /* a run of token bytes: t[n] is a NUL (the arena's spare bytes), which stops it */
             if (st < 0) st = i;
             do i++; while (!cls[t[i]]);
-        } else if (f == C_SPACE) {
+            m2prev = 0;
+        } else if (f & C_SPACE) {
             END_TOKEN();
+            m2prev = 0;
             i++;
-        } else if (f == C_HIGH) {
+        } else if (f & C_HIGH) {
             int l = u8len(t[i]);
             uint32_t cp = u8cp(t, i, l);
             if (is_space(cp)) END_TOKEN();
             else if (zh && (k->flags[cp] & F_ZH)) { END_TOKEN(); put_token(k, base + i, l); }
             else if (st < 0) st = i;
+            m2prev = 0;
             i += l;
         } else {
-            int iso = 0;
-            if (f == C_PUNCT) iso = 1;
-            else if (f == C_DOT) {
-                int m2 = (i > 0 ? !is_digit(t[i - 1]) : pad) && !m2prev;
+            int iso = 0, m2 = 0;
+            if (f & C_PUNCT) iso = 1;
+            else if (f & C_DOT) {
+                m2 = (i > 0 ? !is_digit(t[i - 1]) : pad) && !m2prev;
                 iso = m2 || (i + 1 < n ? !is_digit(t[i + 1]) : pad);
-                m2prev = m2;
-            } else if (f == C_DASH) iso = i > 0 && is_digit(t[i - 1]);
+            } else if (f & C_DASH) iso = i > 0 && is_digit(t[i - 1]);
+            m2prev = m2;
             if (iso) { END_TOKEN(); put_token(k, base + i, 1); }
             else if (st < 0) st = i; /* C_NUL, or a '.', ',' or '-' that stays in its token */
             i++;

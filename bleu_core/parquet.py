@@ -3,7 +3,10 @@
 Two pyarrow defaults make a process grow with the file even though each batch is dropped:
 ``pre_buffer=True`` keeps column chunks it has read ahead, and the default allocator
 (mimalloc) keeps freed pages. Reading through a 1 MiB buffer without pre-buffering, and
-returning unused memory after each batch, keeps the peak independent of the file's size.
+returning unused memory every ``RELEASE_EVERY`` batches, keeps the peak independent of the
+file's size. (Not after every batch: each return costs the next batch fresh pages, which the
+kernel zeroes, and that was a tenth of BLEU's CPU time; every 32 batches, 1M pairs peaked at
+170-195 MB instead of 134-141 MB, 100k pairs at 150-160 MB.)
 """
 
 from __future__ import annotations
@@ -20,13 +23,18 @@ from .protocol import Metric
 from .sums import checked_add
 
 
+RELEASE_EVERY = 32
+
+
 def iter_batches(path, columns: Optional[Sequence[str]] = None, batch_size: int = 16384) -> Iterator[pa.RecordBatch]:
     pool = pa.default_memory_pool()
     pf = pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20)
-    for batch in pf.iter_batches(batch_size=batch_size, columns=list(columns) if columns else None):
+    for i, batch in enumerate(pf.iter_batches(batch_size=batch_size, columns=list(columns) if columns else None)):
         yield batch
         del batch
-        pool.release_unused()
+        if i % RELEASE_EVERY == RELEASE_EVERY - 1:
+            pool.release_unused()
+    pool.release_unused()
 
 
 def parquet_stats(path, metric: Optional[Metric] = None, *, candidate_column: str = "candidate",
