@@ -99,6 +99,7 @@ typedef struct {
 
 typedef struct { uint32_t hc, rc; } Cnt; /* counts of a hypothesis n-gram */
 typedef struct { uint64_t h; uint32_t start, len; int32_t id; } Tok; /* an interned token */
+typedef struct { uint64_t h; const uint32_t *s; uint32_t len; int32_t id; } RTok; /* a references' token */
 
 typedef struct {
     Py_ssize_t co, wo, order;
@@ -108,6 +109,11 @@ typedef struct {
     Seg h, r;
     Seg *rs; Py_ssize_t rs_cap;  /* a row's references, prepared once for every system (stats_many) */
     Tok *tt; size_t tt_cap, tt_mask;
+    /* stats_many: the row's references' tokens interned (ids 0..), their n-grams in the table with
+       their count in reference q at rcs[slot * R + q], and each reference's matches (R x order) */
+    RTok *rt; size_t rt_cap, rt_mask;
+    uint32_t *rcs; size_t rcs_cap;
+    int64_t *matches; size_t matches_cap;
     uint64_t *key; Cnt *cnt; size_t t_cap, mask; int shift;
     uint32_t *ins, *touch; size_t ins_cap, touch_cap, nins, ntouch;
     int64_t *match, *cur, *best;
@@ -124,6 +130,7 @@ static void k_free(K *k) {
     for (Py_ssize_t i = 0; i < k->rs_cap; i++) seg_free(&k->rs[i]);
     free(k->rs);
     free(k->tt); free(k->key); free(k->cnt); free(k->ins); free(k->touch);
+    free(k->rt); free(k->rcs); free(k->matches);
     free(k->match); free(k->cur); free(k->best);
 }
 
@@ -274,6 +281,63 @@ static void lookup_ref_tokens(K *k, Seg *g) {
     }
 }
 
+/* Intern the word tokens of the references rs[0..R) (ids 0.., shared by all of them) into each
+   one's id (stats_many's shared table). */
+static int intern_refs(K *k, Py_ssize_t R) {
+    size_t total = 0;
+    for (Py_ssize_t q = 0; q < R; q++) total += (size_t)k->rs[q].nt;
+    size_t cap = pow2_at_least(2 * total + 2);
+    if (GROW(k->rt, k->rt_cap, cap) < 0) return ST_NOMEM;
+    k->rt_mask = cap - 1;
+    for (size_t i = 0; i < cap; i++) k->rt[i].id = -1;
+    int32_t next = 0;
+    for (Py_ssize_t q = 0; q < R; q++) {
+        Seg *g = &k->rs[q];
+        for (Py_ssize_t j = 0; j < g->nt; j++) {
+            const uint32_t *s = g->cp + g->ts[j];
+            uint32_t l = g->tl[j];
+            uint64_t h = g->th[j];
+            size_t pos = (size_t)h & k->rt_mask;
+            for (;;) {
+                RTok *e = &k->rt[pos];
+                if (e->id < 0) {
+                    e->h = h; e->s = s; e->len = l; e->id = next++;
+                    g->id[j] = e->id;
+                    break;
+                }
+                if (e->h == h && e->len == l && same_cps(e->s, s, l)) {
+                    g->id[j] = e->id;
+                    break;
+                }
+                pos = (pos + 1) & k->rt_mask;
+            }
+        }
+    }
+    return ST_OK;
+}
+
+/* Ids of the hypothesis tokens among the references' (intern_refs): -1 for one none of them has. */
+static void lookup_hyp_tokens(K *k) {
+    Seg *g = &k->h;
+    for (Py_ssize_t j = 0; j < g->nt; j++) {
+        const uint32_t *s = g->cp + g->ts[j];
+        uint32_t l = g->tl[j];
+        uint64_t h = g->th[j];
+        size_t pos = (size_t)h & k->rt_mask;
+        int32_t id = -1;
+        for (;;) {
+            RTok *e = &k->rt[pos];
+            if (e->id < 0) break;
+            if (e->h == h && e->len == l && same_cps(e->s, s, l)) {
+                id = e->id;
+                break;
+            }
+            pos = (pos + 1) & k->rt_mask;
+        }
+        g->id[j] = id;
+    }
+}
+
 /* ------------------------------------------------------------ n-gram table */
 
 static inline size_t slot_of(const K *k, uint64_t key) {
@@ -312,15 +376,23 @@ static size_t ngram_total(Py_ssize_t L, Py_ssize_t order) {
     return o * l - o * (o - 1) / 2;
 }
 
-/* Size the table for the hypothesis; entries beyond the previous pair's are empty. */
-static int tab_prepare(K *k) {
-    size_t count = 0;
-    if (k->co > 0) count += ngram_total(k->h.nch, k->co);
-    if (k->wo > 0) count += ngram_total(k->h.nt, k->wo);
-    if (count >= MAX_TABLE / SLOTS_PER_NGRAM) {
+/* Number of n-grams (every order, characters and words) of a segment. */
+static size_t seg_ngrams(const K *k, const Seg *g) {
+    return (k->co > 0 ? ngram_total(g->nch, k->co) : 0) + (k->wo > 0 ? ngram_total(g->nt, k->wo) : 0);
+}
+
+/* ST_BAD (k->bad_what set) for a candidate with too many n-grams for one table. */
+static int check_hyp_size(K *k) {
+    if (seg_ngrams(k, &k->h) >= MAX_TABLE / SLOTS_PER_NGRAM) {
         k->bad_what = "candidate too long (2**28 n-grams or more)";
         return ST_BAD;
     }
+    return ST_OK;
+}
+
+/* Size the table for `count` n-grams (below MAX_TABLE / SLOTS_PER_NGRAM); entries beyond the
+   previous pair's are empty. */
+static int tab_size(K *k, size_t count) {
     size_t cap = pow2_at_least(SLOTS_PER_NGRAM * count + 2);
     if (cap > k->t_cap) {
         free(k->key);
@@ -336,6 +408,12 @@ static int tab_prepare(K *k) {
     k->shift = 64 - __builtin_ctzll((unsigned long long)cap);
     k->nins = 0;
     return ST_OK;
+}
+
+/* Size the table for the hypothesis. */
+static int tab_prepare(K *k) {
+    int st = check_hyp_size(k);
+    return st != ST_OK ? st : tab_size(k, seg_ngrams(k, &k->h));
 }
 
 static void tab_clear(K *k) {
@@ -415,8 +493,96 @@ static void count_ref(K *k, const Seg *r) {
     for (size_t u = 0; u < k->ntouch; u++) k->cnt[k->touch[u]].rc = 0;
 }
 
-/* The triples of the reference r into out. */
-static void triples(const K *k, const Seg *r, int64_t *out) {
+/* stats_many's shared table: the n-grams of the row's references rs[0..R), each one's count in
+   reference q at rcs[slot * R + q] (their word ids from intern_refs). ST_BAD, with nothing built,
+   when they are too many for one table (the row is then counted candidate by candidate). */
+static int tab_refs(K *k, Py_ssize_t R) {
+    size_t count = 0;
+    for (Py_ssize_t q = 0; q < R; q++) count += seg_ngrams(k, &k->rs[q]);
+    if (count >= MAX_TABLE / SLOTS_PER_NGRAM) return ST_BAD;
+    int st = tab_size(k, count);
+    if (st != ST_OK) return st;
+    if (GROW(k->rcs, k->rcs_cap, (k->mask + 1) * (size_t)R) < 0) return ST_NOMEM;
+    uint32_t *rcs = k->rcs;
+    for (Py_ssize_t q = 0; q < R; q++) {
+        const Seg *r = &k->rs[q];
+        const uint32_t *ch = r->ch;
+        Py_ssize_t L = r->nch;
+        for (Py_ssize_t i = 0; i < L && k->co > 0; i++) {
+            Py_ssize_t nmax = L - i < k->co ? L - i : k->co;
+            uint64_t key = 0;
+            uint32_t prev = 0;
+            for (Py_ssize_t n = 1; n <= nmax; n++) {
+                size_t before = k->nins;
+                key = CHAR_KEY(key, prev, ch[i + n - 1], n);
+                prev = tab_insert(k, key);
+                if (k->nins != before) memset(rcs + (size_t)prev * R, 0, (size_t)R * sizeof(uint32_t));
+                rcs[(size_t)prev * R + q]++;
+            }
+        }
+        const int32_t *id = r->id;
+        Py_ssize_t T = r->nt;
+        for (Py_ssize_t i = 0; i < T; i++) {
+            Py_ssize_t nmax = T - i < k->wo ? T - i : k->wo;
+            uint32_t prev = 0;
+            for (Py_ssize_t n = 1; n <= nmax; n++) {
+                size_t before = k->nins;
+                prev = tab_insert(k, WORD_KEY(prev, (uint32_t)id[i + n - 1], n));
+                if (k->nins != before) memset(rcs + (size_t)prev * R, 0, (size_t)R * sizeof(uint32_t));
+                rcs[(size_t)prev * R + q]++;
+            }
+        }
+    }
+    return ST_OK;
+}
+
+/* One hypothesis occurrence of the references' n-gram in `slot`, of order index j: a match with
+   reference q while the hypothesis has it at most as often as q. */
+static inline void hit_refs(K *k, uint32_t slot, Py_ssize_t j, Py_ssize_t R) {
+    Cnt *e = &k->cnt[slot];
+    if (e->hc++ == 0) k->touch[k->ntouch++] = slot;
+    const uint32_t *rc = k->rcs + (size_t)slot * R;
+    for (Py_ssize_t q = 0; q < R; q++) k->matches[q * k->order + j] += e->hc <= rc[q];
+}
+
+/* The hypothesis' n-grams looked up in tab_refs's table: matches[q * order + j] is, for reference
+   q and order index j, the sum over n-grams of min(count in the hypothesis, count in q), as
+   count_ref gives it (there each reference occurrence is counted while at most the hypothesis'
+   count). An n-gram the references lack ends the scan from that position. */
+static void count_hyp_refs(K *k, Py_ssize_t R) {
+    memset(k->matches, 0, (size_t)R * (size_t)k->order * sizeof(int64_t));
+    k->ntouch = 0;
+    const uint32_t *ch = k->h.ch;
+    Py_ssize_t L = k->h.nch;
+    for (Py_ssize_t i = 0; i < L && k->co > 0; i++) {
+        Py_ssize_t nmax = L - i < k->co ? L - i : k->co;
+        uint64_t key = 0;
+        uint32_t prev = 0;
+        for (Py_ssize_t n = 1; n <= nmax; n++) {
+            key = CHAR_KEY(key, prev, ch[i + n - 1], n);
+            prev = tab_find(k, key);
+            if (prev == NO_SLOT) break;
+            hit_refs(k, prev, n - 1, R);
+        }
+    }
+    const int32_t *id = k->h.id;
+    Py_ssize_t T = k->h.nt;
+    for (Py_ssize_t i = 0; i < T; i++) {
+        Py_ssize_t nmax = T - i < k->wo ? T - i : k->wo;
+        uint32_t prev = 0;
+        for (Py_ssize_t n = 1; n <= nmax; n++) {
+            int32_t t = id[i + n - 1];
+            if (t < 0) break;
+            prev = tab_find(k, WORD_KEY(prev, (uint32_t)t, n));
+            if (prev == NO_SLOT) break;
+            hit_refs(k, prev, k->co + n - 1, R);
+        }
+    }
+    for (size_t u = 0; u < k->ntouch; u++) k->cnt[k->touch[u]].hc = 0;
+}
+
+/* The triples of the reference r (its matches in match) into out. */
+static void triples(const K *k, const Seg *r, const int64_t *match, int64_t *out) {
     for (Py_ssize_t j = 0; j < k->order; j++) {
         int word = j >= k->co;
         Py_ssize_t n = word ? j - k->co + 1 : j + 1;
@@ -424,7 +590,7 @@ static void triples(const K *k, const Seg *r, int64_t *out) {
         int64_t nref = lr >= n ? lr - n + 1 : 0;
         out[3 * j] = nref > 0 && lh >= n ? lh - n + 1 : 0;
         out[3 * j + 1] = nref;
-        out[3 * j + 2] = k->match[j];
+        out[3 * j + 2] = match[j];
     }
 }
 
@@ -541,7 +707,7 @@ static int run(K *k, const Batch *b) {
             if ((st = prepare(k, &k->r, b->rdata + ra, (Py_ssize_t)(rb - ra))) != ST_OK) return st;
             if (k->wo > 0) lookup_ref_tokens(k, &k->r);
             count_ref(k, &k->r);
-            triples(k, &k->r, k->cur);
+            triples(k, &k->r, k->match, k->cur);
             double f = f_score(k, k->cur);
             if (f > best_f) {
                 best_f = f;
@@ -565,7 +731,10 @@ typedef struct {
 } Sys;
 
 /* run for several systems' candidates of the same references: each row's references are
-   prepared (decoded, lowercased, split, hashed) once, then counted against every candidate. */
+   prepared (decoded, lowercased, split, hashed) once, and their n-grams put in the table once,
+   with their count in each reference; each candidate's n-grams are then looked up there (a row
+   whose references have too many n-grams for one table is counted candidate by candidate, as
+   run does). */
 static int run_many(K *k, const Batch *b, const Sys *sys, Py_ssize_t S) {
     Py_ssize_t W = 3 * k->order;
     for (Py_ssize_t row = 0; row < b->n; row++) {
@@ -596,29 +765,45 @@ static int run_many(K *k, const Batch *b, const Sys *sys, Py_ssize_t S) {
         }
         k->bad_ref = -1;
         if (nrefs == 0) { k->bad_what = "no reference (all references are missing)"; return ST_BAD; }
+        /* the references' n-grams in the table once for every candidate, unless too many */
+        if (k->wo > 0 && (st = intern_refs(k, nrefs)) != ST_OK) return st;
+        if ((st = tab_refs(k, nrefs)) == ST_NOMEM) return st;
+        int shared = st == ST_OK;
+        if (GROW(k->matches, k->matches_cap, (size_t)nrefs * (size_t)k->order) < 0) return ST_NOMEM;
         for (Py_ssize_t s = 0; s < S; s++) {
             const Sys *y = &sys[s];
             if (y->hval && !y->hval[row]) { k->bad_what = "candidate is null"; return ST_BAD; }
             int64_t a = y->hoff[row], e = y->hoff[row + 1];
             if (e < a || e > y->hoff[b->n]) { k->bad_what = "offsets are not monotonic"; return ST_BAD; }
             if ((st = prepare(k, &k->h, y->hdata + a, (Py_ssize_t)(e - a))) != ST_OK) return st;
-            if (k->wo > 0 && (st = intern_hyp(k)) != ST_OK) return st;
-            if ((st = tab_prepare(k)) != ST_OK) return st;
-            count_hyp(k);
+            if (shared) {
+                if ((st = check_hyp_size(k)) != ST_OK) return st; /* the limit run has */
+                if (k->wo > 0) lookup_hyp_tokens(k);
+                count_hyp_refs(k, nrefs);
+            } else {
+                if (k->wo > 0 && (st = intern_hyp(k)) != ST_OK) return st;
+                if ((st = tab_prepare(k)) != ST_OK) return st;
+                count_hyp(k);
+            }
             double best_f = -1.0;
             for (Py_ssize_t q = 0; q < nrefs; q++) {
-                if (k->wo > 0) lookup_ref_tokens(k, &k->rs[q]);
-                count_ref(k, &k->rs[q]);
-                triples(k, &k->rs[q], k->cur);
+                const int64_t *match = k->matches + q * k->order;
+                if (!shared) {
+                    if (k->wo > 0) lookup_ref_tokens(k, &k->rs[q]);
+                    count_ref(k, &k->rs[q]);
+                    match = k->match;
+                }
+                triples(k, &k->rs[q], match, k->cur);
                 double f = f_score(k, k->cur);
                 if (f > best_f) {
                     best_f = f;
                     memcpy(k->best, k->cur, (size_t)W * sizeof(int64_t));
                 }
             }
-            tab_clear(k);
+            if (!shared) tab_clear(k);
             if ((st = emit_best(k, y->out, row, b->per_row)) != ST_OK) return st;
         }
+        if (shared) tab_clear(k);
     }
     return ST_OK;
 }
