@@ -98,8 +98,7 @@ typedef struct {
 } Seg;
 
 typedef struct { uint32_t hc, rc; } Cnt; /* counts of a hypothesis n-gram */
-typedef struct { uint64_t h; uint32_t start, len; int32_t id; } Tok; /* an interned token */
-typedef struct { uint64_t h; const uint32_t *s; uint32_t len; int32_t id; } RTok; /* a references' token */
+typedef struct { uint64_t h; const uint32_t *s; uint32_t len; int32_t id; } Tok; /* an interned token */
 
 typedef struct {
     Py_ssize_t co, wo, order;
@@ -109,9 +108,8 @@ typedef struct {
     Seg h, r;
     Seg *rs; Py_ssize_t rs_cap;  /* a row's references, prepared once for every system (stats_many) */
     Tok *tt; size_t tt_cap, tt_mask;
-    /* stats_many: the row's references' tokens interned (ids 0..), their n-grams in the table with
-       their count in reference q at rcs[slot * R + q], and each reference's matches (R x order) */
-    RTok *rt; size_t rt_cap, rt_mask;
+    /* stats_many: the row's references' n-grams in the table with their count in reference q at
+       rcs[slot * R + q], and each reference's matches (R x order) */
     uint32_t *rcs; size_t rcs_cap;
     int64_t *matches; size_t matches_cap;
     uint64_t *key; Cnt *cnt; size_t t_cap, mask; int shift;
@@ -130,7 +128,7 @@ static void k_free(K *k) {
     for (Py_ssize_t i = 0; i < k->rs_cap; i++) seg_free(&k->rs[i]);
     free(k->rs);
     free(k->tt); free(k->key); free(k->cnt); free(k->ins); free(k->touch);
-    free(k->rt); free(k->rcs); free(k->matches);
+    free(k->rcs); free(k->matches);
     free(k->match); free(k->cur); free(k->best);
 }
 
@@ -229,77 +227,25 @@ static size_t pow2_at_least(size_t n) {
     return c;
 }
 
-/* Intern the hypothesis tokens (ids 0..) into k->tt and k->h.id. */
-static int intern_hyp(K *k) {
-    Seg *g = &k->h;
-    size_t cap = pow2_at_least(2 * (size_t)g->nt + 2);
+/* Intern the word tokens of the segments segs[0..n) (ids 0.., one dictionary for all of them:
+   the hypothesis' for run, a row's references' for stats_many) into k->tt and each one's id. */
+static int intern_tokens(K *k, Seg *segs, Py_ssize_t n) {
+    size_t total = 0;
+    for (Py_ssize_t q = 0; q < n; q++) total += (size_t)segs[q].nt;
+    size_t cap = pow2_at_least(2 * total + 2);
     if (GROW(k->tt, k->tt_cap, cap) < 0) return ST_NOMEM;
     k->tt_mask = cap - 1;
     for (size_t i = 0; i < cap; i++) k->tt[i].id = -1;
     int32_t next = 0;
-    for (Py_ssize_t j = 0; j < g->nt; j++) {
-        const uint32_t *s = g->cp + g->ts[j];
-        uint32_t l = g->tl[j];
-        uint64_t h = g->th[j];
-        size_t pos = (size_t)h & k->tt_mask;
-        for (;;) {
-            Tok *e = &k->tt[pos];
-            if (e->id < 0) {
-                e->h = h; e->start = g->ts[j]; e->len = l; e->id = next++;
-                g->id[j] = e->id;
-                break;
-            }
-            if (e->h == h && e->len == l && same_cps(g->cp + e->start, s, l)) {
-                g->id[j] = e->id;
-                break;
-            }
-            pos = (pos + 1) & k->tt_mask;
-        }
-    }
-    return ST_OK;
-}
-
-/* Ids of the reference tokens: the hypothesis id, or -1 for a token the hypothesis lacks. */
-static void lookup_ref_tokens(K *k, Seg *g) {
-    const uint32_t *hcp = k->h.cp;
-    for (Py_ssize_t j = 0; j < g->nt; j++) {
-        const uint32_t *s = g->cp + g->ts[j];
-        uint32_t l = g->tl[j];
-        uint64_t h = g->th[j];
-        size_t pos = (size_t)h & k->tt_mask;
-        int32_t id = -1;
-        for (;;) {
-            Tok *e = &k->tt[pos];
-            if (e->id < 0) break;
-            if (e->h == h && e->len == l && same_cps(hcp + e->start, s, l)) {
-                id = e->id;
-                break;
-            }
-            pos = (pos + 1) & k->tt_mask;
-        }
-        g->id[j] = id;
-    }
-}
-
-/* Intern the word tokens of the references rs[0..R) (ids 0.., shared by all of them) into each
-   one's id (stats_many's shared table). */
-static int intern_refs(K *k, Py_ssize_t R) {
-    size_t total = 0;
-    for (Py_ssize_t q = 0; q < R; q++) total += (size_t)k->rs[q].nt;
-    size_t cap = pow2_at_least(2 * total + 2);
-    if (GROW(k->rt, k->rt_cap, cap) < 0) return ST_NOMEM;
-    k->rt_mask = cap - 1;
-    for (size_t i = 0; i < cap; i++) k->rt[i].id = -1;
-    int32_t next = 0;
-    for (Py_ssize_t q = 0; q < R; q++) {
-        Seg *g = &k->rs[q];
+    for (Py_ssize_t q = 0; q < n; q++) {
+        Seg *g = &segs[q];
         for (Py_ssize_t j = 0; j < g->nt; j++) {
             const uint32_t *s = g->cp + g->ts[j];
             uint32_t l = g->tl[j];
             uint64_t h = g->th[j];
-            size_t pos = (size_t)h & k->rt_mask;
+            size_t pos = (size_t)h & k->tt_mask;
             for (;;) {
-                RTok *e = &k->rt[pos];
+                Tok *e = &k->tt[pos];
                 if (e->id < 0) {
                     e->h = h; e->s = s; e->len = l; e->id = next++;
                     g->id[j] = e->id;
@@ -309,30 +255,29 @@ static int intern_refs(K *k, Py_ssize_t R) {
                     g->id[j] = e->id;
                     break;
                 }
-                pos = (pos + 1) & k->rt_mask;
+                pos = (pos + 1) & k->tt_mask;
             }
         }
     }
     return ST_OK;
 }
 
-/* Ids of the hypothesis tokens among the references' (intern_refs): -1 for one none of them has. */
-static void lookup_hyp_tokens(K *k) {
-    Seg *g = &k->h;
+/* Ids of g's tokens in the dictionary intern_tokens made: -1 for a token it lacks. */
+static void lookup_tokens(K *k, Seg *g) {
     for (Py_ssize_t j = 0; j < g->nt; j++) {
         const uint32_t *s = g->cp + g->ts[j];
         uint32_t l = g->tl[j];
         uint64_t h = g->th[j];
-        size_t pos = (size_t)h & k->rt_mask;
+        size_t pos = (size_t)h & k->tt_mask;
         int32_t id = -1;
         for (;;) {
-            RTok *e = &k->rt[pos];
+            Tok *e = &k->tt[pos];
             if (e->id < 0) break;
             if (e->h == h && e->len == l && same_cps(e->s, s, l)) {
                 id = e->id;
                 break;
             }
-            pos = (pos + 1) & k->rt_mask;
+            pos = (pos + 1) & k->tt_mask;
         }
         g->id[j] = id;
     }
@@ -494,7 +439,7 @@ static void count_ref(K *k, const Seg *r) {
 }
 
 /* stats_many's shared table: the n-grams of the row's references rs[0..R), each one's count in
-   reference q at rcs[slot * R + q] (their word ids from intern_refs). ST_BAD, with nothing built,
+   reference q at rcs[slot * R + q] (their word ids from intern_tokens). ST_BAD, with nothing built,
    when they are too many for one table (the row is then counted candidate by candidate). */
 static int tab_refs(K *k, Py_ssize_t R) {
     size_t count = 0;
@@ -691,7 +636,7 @@ static int run(K *k, const Batch *b) {
             return ST_BAD;
         }
         if ((st = prepare(k, &k->h, b->hdata + a, (Py_ssize_t)(e - a))) != ST_OK) return st;
-        if (k->wo > 0 && (st = intern_hyp(k)) != ST_OK) return st;
+        if (k->wo > 0 && (st = intern_tokens(k, &k->h, 1)) != ST_OK) return st;
         if ((st = tab_prepare(k)) != ST_OK) return st;
         count_hyp(k);
         double best_f = -1.0;
@@ -705,7 +650,7 @@ static int run(K *k, const Batch *b) {
                 return ST_BAD;
             }
             if ((st = prepare(k, &k->r, b->rdata + ra, (Py_ssize_t)(rb - ra))) != ST_OK) return st;
-            if (k->wo > 0) lookup_ref_tokens(k, &k->r);
+            if (k->wo > 0) lookup_tokens(k, &k->r);
             count_ref(k, &k->r);
             triples(k, &k->r, k->match, k->cur);
             double f = f_score(k, k->cur);
@@ -766,7 +711,7 @@ static int run_many(K *k, const Batch *b, const Sys *sys, Py_ssize_t S) {
         k->bad_ref = -1;
         if (nrefs == 0) { k->bad_what = "no reference (all references are missing)"; return ST_BAD; }
         /* the references' n-grams in the table once for every candidate, unless too many */
-        if (k->wo > 0 && (st = intern_refs(k, nrefs)) != ST_OK) return st;
+        if (k->wo > 0 && (st = intern_tokens(k, k->rs, nrefs)) != ST_OK) return st;
         if ((st = tab_refs(k, nrefs)) == ST_NOMEM) return st;
         int shared = st == ST_OK;
         if (GROW(k->matches, k->matches_cap, (size_t)nrefs * (size_t)k->order) < 0) return ST_NOMEM;
@@ -778,10 +723,10 @@ static int run_many(K *k, const Batch *b, const Sys *sys, Py_ssize_t S) {
             if ((st = prepare(k, &k->h, y->hdata + a, (Py_ssize_t)(e - a))) != ST_OK) return st;
             if (shared) {
                 if ((st = check_hyp_size(k)) != ST_OK) return st; /* the limit run has */
-                if (k->wo > 0) lookup_hyp_tokens(k);
+                if (k->wo > 0) lookup_tokens(k, &k->h);
                 count_hyp_refs(k, nrefs);
             } else {
-                if (k->wo > 0 && (st = intern_hyp(k)) != ST_OK) return st;
+                if (k->wo > 0 && (st = intern_tokens(k, &k->h, 1)) != ST_OK) return st;
                 if ((st = tab_prepare(k)) != ST_OK) return st;
                 count_hyp(k);
             }
@@ -789,7 +734,7 @@ static int run_many(K *k, const Batch *b, const Sys *sys, Py_ssize_t S) {
             for (Py_ssize_t q = 0; q < nrefs; q++) {
                 const int64_t *match = k->matches + q * k->order;
                 if (!shared) {
-                    if (k->wo > 0) lookup_ref_tokens(k, &k->rs[q]);
+                    if (k->wo > 0) lookup_tokens(k, &k->rs[q]);
                     count_ref(k, &k->rs[q]);
                     match = k->match;
                 }
