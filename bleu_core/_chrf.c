@@ -110,7 +110,7 @@ typedef struct {
     Tok *tt; size_t tt_cap, tt_mask;
     /* stats_many: the row's references' n-grams in the table with their count in reference q at
        rcs[slot * R + q], and each reference's matches (R x order) */
-    uint32_t *rcs; size_t rcs_cap;
+    uint32_t *rcs; size_t rcs_cap; Py_ssize_t nshared;
     int64_t *matches; size_t matches_cap;
     uint64_t *key; Cnt *cnt; size_t t_cap, mask; int shift;
     uint32_t *ins, *touch; size_t ins_cap, touch_cap, nins, ntouch;
@@ -372,34 +372,81 @@ static void tab_clear(K *k) {
     ((n) <= PACKED_MAX ? (key) | (uint64_t)((c) + 1) << (21 * ((n) - 1)) : CHAIN | (uint64_t)(prev) << 32 | (c))
 #define WORD_KEY(prev, t, n) (CHAIN | (uint64_t)((n) == 1 ? WORD_ROOT : (prev)) << 32 | (t))
 
-/* Insert every hypothesis n-gram and count it. */
-static void count_hyp(K *k) {
-    const uint32_t *ch = k->h.ch;
-    Py_ssize_t L = k->h.nch;
+/* What a walk does with each n-gram it meets: its slot, its order index j (characters first, then
+ * words), whether the walk has just inserted it, and the walk's argument. */
+typedef void (*Visit)(K *k, uint32_t slot, Py_ssize_t j, int fresh, Py_ssize_t arg);
+
+/* Every n-gram of g inserted into the table, and visited. (static inline, called with a named
+ * visit: the compiler inlines the visit into each walk.) */
+static inline void insert_ngrams(K *k, const Seg *g, Visit visit, Py_ssize_t arg) {
+    const uint32_t *ch = g->ch;
+    Py_ssize_t L = g->nch;
+    for (Py_ssize_t i = 0; i < L && k->co > 0; i++) {
+        Py_ssize_t nmax = L - i < k->co ? L - i : k->co;
+        uint64_t key = 0;
+        uint32_t prev = 0;
+        for (Py_ssize_t n = 1; n <= nmax; n++) {
+            size_t before = k->nins;
+            key = CHAR_KEY(key, prev, ch[i + n - 1], n);
+            prev = tab_insert(k, key);
+            visit(k, prev, n - 1, k->nins != before, arg);
+        }
+    }
+    const int32_t *id = g->id;
+    Py_ssize_t T = g->nt;
+    for (Py_ssize_t i = 0; i < T; i++) {
+        Py_ssize_t nmax = T - i < k->wo ? T - i : k->wo;
+        uint32_t prev = 0;
+        for (Py_ssize_t n = 1; n <= nmax; n++) {
+            size_t before = k->nins;
+            prev = tab_insert(k, WORD_KEY(prev, (uint32_t)id[i + n - 1], n));
+            visit(k, prev, k->co + n - 1, k->nins != before, arg);
+        }
+    }
+}
+
+/* The n-grams of g that the table has, visited; an n-gram it lacks (or a token id -1) ends the scan
+ * from that position: no longer n-gram starting there can be in it either. */
+static inline void find_ngrams(K *k, const Seg *g, Visit visit, Py_ssize_t arg) {
+    const uint32_t *ch = g->ch;
+    Py_ssize_t L = g->nch;
     for (Py_ssize_t i = 0; i < L && k->co > 0; i++) {
         Py_ssize_t nmax = L - i < k->co ? L - i : k->co;
         uint64_t key = 0;
         uint32_t prev = 0;
         for (Py_ssize_t n = 1; n <= nmax; n++) {
             key = CHAR_KEY(key, prev, ch[i + n - 1], n);
-            prev = tab_insert(k, key);
-            k->cnt[prev].hc++;
+            prev = tab_find(k, key);
+            if (prev == NO_SLOT) break;
+            visit(k, prev, n - 1, 0, arg);
         }
     }
-    const int32_t *id = k->h.id;
-    Py_ssize_t T = k->h.nt;
+    const int32_t *id = g->id;
+    Py_ssize_t T = g->nt;
     for (Py_ssize_t i = 0; i < T; i++) {
         Py_ssize_t nmax = T - i < k->wo ? T - i : k->wo;
         uint32_t prev = 0;
         for (Py_ssize_t n = 1; n <= nmax; n++) {
-            prev = tab_insert(k, WORD_KEY(prev, (uint32_t)id[i + n - 1], n));
-            k->cnt[prev].hc++;
+            int32_t t = id[i + n - 1];
+            if (t < 0) break;
+            prev = tab_find(k, WORD_KEY(prev, (uint32_t)t, n));
+            if (prev == NO_SLOT) break;
+            visit(k, prev, k->co + n - 1, 0, arg);
         }
     }
 }
 
+static inline void count_in_hyp(K *k, uint32_t slot, Py_ssize_t j, int fresh, Py_ssize_t arg) {
+    (void)j; (void)fresh; (void)arg;
+    k->cnt[slot].hc++;
+}
+
+/* Insert every hypothesis n-gram and count it. */
+static void count_hyp(K *k) { insert_ngrams(k, &k->h, count_in_hyp, 0); }
+
 /* One reference occurrence of the hypothesis n-gram in `slot`, of order index j. */
-static inline void hit(K *k, uint32_t slot, Py_ssize_t j) {
+static inline void hit(K *k, uint32_t slot, Py_ssize_t j, int fresh, Py_ssize_t arg) {
+    (void)fresh; (void)arg;
     Cnt *e = &k->cnt[slot];
     if (e->rc++ == 0) k->touch[k->ntouch++] = slot;
     k->match[j] += e->rc <= e->hc;
@@ -409,33 +456,17 @@ static inline void hit(K *k, uint32_t slot, Py_ssize_t j) {
 static void count_ref(K *k, const Seg *r) {
     memset(k->match, 0, (size_t)k->order * sizeof(int64_t));
     k->ntouch = 0;
-    const uint32_t *ch = r->ch;
-    Py_ssize_t L = r->nch;
-    for (Py_ssize_t i = 0; i < L && k->co > 0; i++) {
-        Py_ssize_t nmax = L - i < k->co ? L - i : k->co;
-        uint64_t key = 0;
-        uint32_t prev = 0;
-        for (Py_ssize_t n = 1; n <= nmax; n++) {
-            key = CHAR_KEY(key, prev, ch[i + n - 1], n);
-            prev = tab_find(k, key);
-            if (prev == NO_SLOT) break;
-            hit(k, prev, n - 1);
-        }
-    }
-    const int32_t *id = r->id;
-    Py_ssize_t T = r->nt;
-    for (Py_ssize_t i = 0; i < T; i++) {
-        Py_ssize_t nmax = T - i < k->wo ? T - i : k->wo;
-        uint32_t prev = 0;
-        for (Py_ssize_t n = 1; n <= nmax; n++) {
-            int32_t t = id[i + n - 1];
-            if (t < 0) break;
-            prev = tab_find(k, WORD_KEY(prev, (uint32_t)t, n));
-            if (prev == NO_SLOT) break;
-            hit(k, prev, k->co + n - 1);
-        }
-    }
+    find_ngrams(k, r, hit, 0);
     for (size_t u = 0; u < k->ntouch; u++) k->cnt[k->touch[u]].rc = 0;
+}
+
+/* One occurrence in reference q of the n-gram in `slot` (stats_many's shared table: the counts of
+ * the R references at rcs[slot * R ..], cleared when the n-gram is inserted). */
+static inline void count_in_ref(K *k, uint32_t slot, Py_ssize_t j, int fresh, Py_ssize_t q) {
+    (void)j;
+    uint32_t *rc = k->rcs + (size_t)slot * k->nshared;
+    if (fresh) memset(rc, 0, (size_t)k->nshared * sizeof(uint32_t));
+    rc[q]++;
 }
 
 /* stats_many's shared table: the n-grams of the row's references rs[0..R), each one's count in
@@ -448,81 +479,29 @@ static int tab_refs(K *k, Py_ssize_t R) {
     int st = tab_size(k, count);
     if (st != ST_OK) return st;
     if (GROW(k->rcs, k->rcs_cap, (k->mask + 1) * (size_t)R) < 0) return ST_NOMEM;
-    uint32_t *rcs = k->rcs;
-    for (Py_ssize_t q = 0; q < R; q++) {
-        const Seg *r = &k->rs[q];
-        const uint32_t *ch = r->ch;
-        Py_ssize_t L = r->nch;
-        for (Py_ssize_t i = 0; i < L && k->co > 0; i++) {
-            Py_ssize_t nmax = L - i < k->co ? L - i : k->co;
-            uint64_t key = 0;
-            uint32_t prev = 0;
-            for (Py_ssize_t n = 1; n <= nmax; n++) {
-                size_t before = k->nins;
-                key = CHAR_KEY(key, prev, ch[i + n - 1], n);
-                prev = tab_insert(k, key);
-                if (k->nins != before) memset(rcs + (size_t)prev * R, 0, (size_t)R * sizeof(uint32_t));
-                rcs[(size_t)prev * R + q]++;
-            }
-        }
-        const int32_t *id = r->id;
-        Py_ssize_t T = r->nt;
-        for (Py_ssize_t i = 0; i < T; i++) {
-            Py_ssize_t nmax = T - i < k->wo ? T - i : k->wo;
-            uint32_t prev = 0;
-            for (Py_ssize_t n = 1; n <= nmax; n++) {
-                size_t before = k->nins;
-                prev = tab_insert(k, WORD_KEY(prev, (uint32_t)id[i + n - 1], n));
-                if (k->nins != before) memset(rcs + (size_t)prev * R, 0, (size_t)R * sizeof(uint32_t));
-                rcs[(size_t)prev * R + q]++;
-            }
-        }
-    }
+    k->nshared = R;
+    for (Py_ssize_t q = 0; q < R; q++) insert_ngrams(k, &k->rs[q], count_in_ref, q);
     return ST_OK;
 }
 
 /* One hypothesis occurrence of the references' n-gram in `slot`, of order index j: a match with
    reference q while the hypothesis has it at most as often as q. */
-static inline void hit_refs(K *k, uint32_t slot, Py_ssize_t j, Py_ssize_t R) {
+static inline void hit_refs(K *k, uint32_t slot, Py_ssize_t j, int fresh, Py_ssize_t arg) {
+    (void)fresh; (void)arg;
     Cnt *e = &k->cnt[slot];
     if (e->hc++ == 0) k->touch[k->ntouch++] = slot;
-    const uint32_t *rc = k->rcs + (size_t)slot * R;
-    for (Py_ssize_t q = 0; q < R; q++) k->matches[q * k->order + j] += e->hc <= rc[q];
+    const uint32_t *rc = k->rcs + (size_t)slot * k->nshared;
+    for (Py_ssize_t q = 0; q < k->nshared; q++) k->matches[q * k->order + j] += e->hc <= rc[q];
 }
 
 /* The hypothesis' n-grams looked up in tab_refs's table: matches[q * order + j] is, for reference
    q and order index j, the sum over n-grams of min(count in the hypothesis, count in q), as
    count_ref gives it (there each reference occurrence is counted while at most the hypothesis'
-   count). An n-gram the references lack ends the scan from that position. */
-static void count_hyp_refs(K *k, Py_ssize_t R) {
-    memset(k->matches, 0, (size_t)R * (size_t)k->order * sizeof(int64_t));
+   count). */
+static void count_hyp_refs(K *k) {
+    memset(k->matches, 0, (size_t)k->nshared * (size_t)k->order * sizeof(int64_t));
     k->ntouch = 0;
-    const uint32_t *ch = k->h.ch;
-    Py_ssize_t L = k->h.nch;
-    for (Py_ssize_t i = 0; i < L && k->co > 0; i++) {
-        Py_ssize_t nmax = L - i < k->co ? L - i : k->co;
-        uint64_t key = 0;
-        uint32_t prev = 0;
-        for (Py_ssize_t n = 1; n <= nmax; n++) {
-            key = CHAR_KEY(key, prev, ch[i + n - 1], n);
-            prev = tab_find(k, key);
-            if (prev == NO_SLOT) break;
-            hit_refs(k, prev, n - 1, R);
-        }
-    }
-    const int32_t *id = k->h.id;
-    Py_ssize_t T = k->h.nt;
-    for (Py_ssize_t i = 0; i < T; i++) {
-        Py_ssize_t nmax = T - i < k->wo ? T - i : k->wo;
-        uint32_t prev = 0;
-        for (Py_ssize_t n = 1; n <= nmax; n++) {
-            int32_t t = id[i + n - 1];
-            if (t < 0) break;
-            prev = tab_find(k, WORD_KEY(prev, (uint32_t)t, n));
-            if (prev == NO_SLOT) break;
-            hit_refs(k, prev, k->co + n - 1, R);
-        }
-    }
+    find_ngrams(k, &k->h, hit_refs, 0);
     for (size_t u = 0; u < k->ntouch; u++) k->cnt[k->touch[u]].hc = 0;
 }
 
@@ -724,7 +703,7 @@ static int run_many(K *k, const Batch *b, const Sys *sys, Py_ssize_t S) {
             if (shared) {
                 if ((st = check_hyp_size(k)) != ST_OK) return st; /* the limit run has */
                 if (k->wo > 0) lookup_tokens(k, &k->h);
-                count_hyp_refs(k, nrefs);
+                count_hyp_refs(k);
             } else {
                 if (k->wo > 0 && (st = intern_tokens(k, &k->h, 1)) != ST_OK) return st;
                 if ((st = tab_prepare(k)) != ST_OK) return st;
