@@ -104,6 +104,7 @@ typedef struct {
     /* token interning: open addressing, keys are arena spans */
     int32_t *tk_slot; uint64_t *tk_hash; Py_ssize_t tk_cap, tk_mask;
     IBuf hyp_ids, ref_ids;
+    IBuf touched; /* stats_many: the table entries a candidate found */
     /* n-gram table */
     struct ng { uint64_t h; int32_t start, n, hyp, rmax, rcur, rseen; } *ng;
     Py_ssize_t ng_cap, ng_mask;
@@ -119,7 +120,7 @@ static void k_free(K *k) {
     free(k->a.p); free(k->b.p); free(k->lower.p); free(k->arena.p);
     free(k->tok_start.p); free(k->tok_len.p); free(k->tok_hash);
     free(k->tk_slot); free(k->tk_hash);
-    free(k->hyp_ids.p); free(k->ref_ids.p);
+    free(k->hyp_ids.p); free(k->ref_ids.p); free(k->touched.p);
     free(k->ng); free(k->ng_used);
     free(k->u_hyp); free(k->u_rmax); free(k->u_rcur); free(k->u_rseen);
 }
@@ -645,6 +646,12 @@ static inline struct ng *ng_find(K *k, uint64_t h, const int32_t *ids, int32_t n
 
 /* --------------------------------------------- counting shared by stats and stats_ids */
 
+/* row[0] and the totals of a hypothesis of nh tokens. */
+static void hyp_totals(int64_t *row, Py_ssize_t nh, int32_t order) {
+    row[0] = nh;
+    for (int32_t g = 1; g <= order; g++) row[2 + order + g - 1] = nh >= g ? nh - g + 1 : 0;
+}
+
 /* Count the hypothesis n-grams of k->hyp_ids[0..nh) into the table; row[0] and the totals. */
 static int count_hyp(K *k, Py_ssize_t nh, int64_t *row, Py_ssize_t K2) {
     if (ng_prepare(k, nh) < 0) return -1;
@@ -666,7 +673,7 @@ static int count_hyp(K *k, Py_ssize_t nh, int64_t *row, Py_ssize_t K2) {
             e->hyp++;
         }
     }
-    for (int32_t g = 1; g <= order; g++) row[2 + order + g - 1] = nh >= g ? nh - g + 1 : 0;
+    hyp_totals(row, nh, order);
     return 0;
 }
 
@@ -699,7 +706,7 @@ static void count_ref(K *k, const int32_t *rid, Py_ssize_t nr, Py_ssize_t nref) 
 
 /* Close the row: r = the closest reference length (ties to the shorter), clipped matches; the
    table is emptied. */
-static void finish_row(K *k, int64_t *row, Py_ssize_t nh, const int64_t *reflens, Py_ssize_t nrefs) {
+static int64_t closest_length(Py_ssize_t nh, const int64_t *reflens, Py_ssize_t nrefs) {
     int64_t cdiff = -1, clen = -1;
     for (Py_ssize_t j = 0; j < nrefs; j++) {
         int64_t d = nh - reflens[j];
@@ -707,7 +714,11 @@ static void finish_row(K *k, int64_t *row, Py_ssize_t nh, const int64_t *reflens
         if (cdiff == -1 || d < cdiff) { cdiff = d; clen = reflens[j]; }
         else if (d == cdiff && reflens[j] < clen) clen = reflens[j];
     }
-    row[1] = clen;
+    return clen;
+}
+
+static void finish_row(K *k, int64_t *row, Py_ssize_t nh, const int64_t *reflens, Py_ssize_t nrefs) {
+    row[1] = closest_length(nh, reflens, nrefs);
     for (Py_ssize_t u = 0; u < k->ng_nused; u++) {
         struct ng *e = &k->ng[k->ng_used[u]];
         row[2 + e->n - 1] += e->hyp < e->rmax ? e->hyp : e->rmax;
@@ -720,6 +731,47 @@ static void finish_row(K *k, int64_t *row, Py_ssize_t nh, const int64_t *reflens
         }
         k->n_uniq = 0;
     }
+}
+
+/* stats_many: reference number `nref`, its tokens t0.. (ids in hyp_ids, where intern_hyp numbered
+   the references' tokens), into the table: each n-gram's highest count in one reference. */
+static void add_ref_ngrams(K *k, Py_ssize_t t0, Py_ssize_t nr, Py_ssize_t nref) {
+    const int32_t *ids = k->hyp_ids.p + t0;
+    int32_t order = k->order;
+    for (Py_ssize_t i = 0; i < nr; i++) {
+        uint64_t h = 0;
+        for (int32_t g = 1; g <= order && i + g <= nr; g++) {
+            h = mix(h, (uint32_t)ids[i + g - 1]);
+            struct ng *e = ng_find(k, h, ids + i, g, 1, (int32_t)(t0 + i));
+            if (e->rseen != nref) { e->rseen = (int32_t)nref; e->rcur = 0; }
+            if (++e->rcur > e->rmax) e->rmax = e->rcur;
+        }
+    }
+}
+
+/* stats_many: a candidate's row against the references' table (add_ref_ngrams): its token ids
+   cid[0..nh) are the references' (-1: a token none of them has); each occurrence of an n-gram
+   matches while the candidate has it at most as often as the reference that has it most, which
+   is clipping. An n-gram the references lack ends the scan from that position. */
+static int count_matches(K *k, const int32_t *cid, Py_ssize_t nh, int64_t *row, Py_ssize_t K2) {
+    int32_t order = k->order;
+    memset(row, 0, (size_t)K2 * sizeof(int64_t));
+    hyp_totals(row, nh, order);
+    k->touched.len = 0;
+    if (ibuf_reserve(&k->touched, nh * order + 1) < 0) return -1;
+    for (Py_ssize_t i = 0; i < nh; i++) {
+        uint64_t h = 0;
+        for (int32_t g = 1; g <= order && i + g <= nh; g++) {
+            if (cid[i + g - 1] < 0) break;
+            h = mix(h, (uint32_t)cid[i + g - 1]);
+            struct ng *e = ng_find(k, h, cid + i, g, 0, 0);
+            if (!e) break;
+            if (e->hyp++ == 0) k->touched.p[k->touched.len++] = (int32_t)(e - k->ng);
+            if (e->hyp <= e->rmax) row[2 + g - 1]++;
+        }
+    }
+    for (Py_ssize_t u = 0; u < k->touched.len; u++) k->ng[k->touched.p[u]].hyp = 0;
+    return 0;
 }
 
 /* Write row r to out (per_row) or add it to the sum; -1 with OverflowError if the sum overflows. */
@@ -877,7 +929,8 @@ PyDoc_STRVAR(stats_many_doc,
 "           max_order, flags, per_row)\n"
 "\n"
 "As stats, for several candidates of the same references (the systems of one test set): each\n"
-"row's references are tokenized once, then counted against every system's candidate.\n"
+"row's references are tokenized once and their n-grams tabled once (with each one's highest\n"
+"count in one reference), then every system's candidate is looked up in that table.\n"
 "`systems` is a sequence of (hyp_data, hyp_offsets, hyp_valid, out) tuples, each with as many\n"
 "rows as list_offsets; each `out` is filled (added to) as stats fills its one. The errors are\n"
 "stats's: ValueError(row, ref_index or -1, reason) for the first bad row met (a row's\n"
@@ -971,9 +1024,11 @@ static PyObject *k_stats_many(PyObject *self, PyObject *args) {
         }
         k.bad_ref = -1;
         if (nrefs == 0) { k.bad_what = "no reference (all references are missing)"; goto bad; }
-        Py_ssize_t R = k.tok_start.len, A = k.arena.len, maxr = 0;
-        for (Py_ssize_t q = 0; q < nrefs; q++) if (reflens[q] > maxr) maxr = reflens[q];
-        if (ibuf_reserve(&k.ref_ids, maxr + 1) < 0) goto done;
+        Py_ssize_t R = k.tok_start.len, A = k.arena.len;
+        /* their n-grams into the table once, with the highest count of each in one reference (the
+           references' tokens numbered as a hypothesis' are); each candidate is looked up there */
+        if (intern_hyp(&k, 0, R) < 0 || ng_prepare(&k, R) < 0) goto done;
+        for (Py_ssize_t q = 0; q < nrefs; q++) add_ref_ngrams(&k, (Py_ssize_t)rstart[q], (Py_ssize_t)reflens[q], q);
         for (Py_ssize_t s = 0; s < S; s++) {
             View *v = hv4 + 4 * s;
             const int64_t *hoff = (const int64_t *)v[1].view.buf;
@@ -984,16 +1039,13 @@ static PyObject *k_stats_many(PyObject *self, PyObject *args) {
             k.arena.len = A; k.tok_start.len = R; k.tok_len.len = R;
             Py_ssize_t nh = segment_tokens(&k, (const uint8_t *)v[0].view.buf + a, (Py_ssize_t)(b - a));
             if (nh < 0) goto bad;
-            if (intern_hyp(&k, R, nh) < 0) goto done;
-            if (count_hyp(&k, nh, row, K2) < 0) goto done;
-            for (Py_ssize_t q = 0; q < nrefs; q++) {
-                Py_ssize_t t0 = (Py_ssize_t)rstart[q];
-                for (Py_ssize_t t = 0; t < reflens[q]; t++) k.ref_ids.p[t] = lookup_token(&k, R, t0 + t);
-                count_ref(&k, k.ref_ids.p, reflens[q], q);
-            }
-            finish_row(&k, row, nh, reflens, nrefs);
+            if (ibuf_reserve(&k.ref_ids, nh + 1) < 0) goto done;
+            for (Py_ssize_t t = 0; t < nh; t++) k.ref_ids.p[t] = lookup_token(&k, 0, R + t);
+            if (count_matches(&k, k.ref_ids.p, nh, row, K2) < 0) goto done;
+            row[1] = closest_length(nh, reflens, nrefs);
             if (emit_row((int64_t *)v[3].view.buf, row, r, K2, per_row) < 0) goto done;
         }
+        ng_clear(&k);
     }
     Py_INCREF(Py_None);
     result = Py_None;
