@@ -535,7 +535,6 @@ static int unigrams_reserve(K *k, Py_ssize_t n) {
 
 /* Intern the hypothesis tokens [t0, t0+nt) into ids 0..; fills hyp_ids, and the ids are dense. */
 static int intern_hyp(K *k, Py_ssize_t t0, Py_ssize_t nt) {
-    if (unigrams_reserve(k, nt) < 0) return -1;
     Py_ssize_t cap = pow2_at_least(2 * nt + 2);
     if (cap > k->tk_cap) {
         free(k->tk_slot); free(k->tk_hash);
@@ -598,7 +597,6 @@ static inline int32_t lookup_token(K *k, Py_ssize_t t0, Py_ssize_t ti) {
     }
 }
 
-
 static int ng_prepare(K *k, Py_ssize_t nhyp) {
     Py_ssize_t want = pow2_at_least(2 * (nhyp * k->order) + 2);
     if (want > k->ng_cap) {
@@ -654,7 +652,7 @@ static void hyp_totals(int64_t *row, Py_ssize_t nh, int32_t order) {
 
 /* Count the hypothesis n-grams of k->hyp_ids[0..nh) into the table; row[0] and the totals. */
 static int count_hyp(K *k, Py_ssize_t nh, int64_t *row, Py_ssize_t K2) {
-    if (ng_prepare(k, nh) < 0) return -1;
+    if (ng_prepare(k, nh) < 0 || (k->dense && unigrams_reserve(k, k->n_uniq) < 0)) return -1;
     memset(row, 0, (size_t)K2 * sizeof(int64_t));
     row[0] = nh;
     const int32_t *hid = k->hyp_ids.p;
@@ -704,8 +702,7 @@ static void count_ref(K *k, const int32_t *rid, Py_ssize_t nr, Py_ssize_t nref) 
     }
 }
 
-/* Close the row: r = the closest reference length (ties to the shorter), clipped matches; the
-   table is emptied. */
+/* r: the closest reference length, ties to the shorter. */
 static int64_t closest_length(Py_ssize_t nh, const int64_t *reflens, Py_ssize_t nrefs) {
     int64_t cdiff = -1, clen = -1;
     for (Py_ssize_t j = 0; j < nrefs; j++) {
@@ -717,6 +714,7 @@ static int64_t closest_length(Py_ssize_t nh, const int64_t *reflens, Py_ssize_t 
     return clen;
 }
 
+/* Close the row: r and the clipped matches; the table (and the unigram arrays) are emptied. */
 static void finish_row(K *k, int64_t *row, Py_ssize_t nh, const int64_t *reflens, Py_ssize_t nrefs) {
     row[1] = closest_length(nh, reflens, nrefs);
     for (Py_ssize_t u = 0; u < k->ng_nused; u++) {
