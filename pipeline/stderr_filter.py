@@ -14,6 +14,7 @@ import os
 import sys
 import tempfile
 import threading
+import traceback
 
 
 class _DropAll(logging.Filter):
@@ -81,7 +82,30 @@ class StderrFilter:
         self._out = os.fdopen(os.dup(self._saved), "wb", buffering=0)
         self._thread = threading.Thread(target=self._pump, daemon=True)
         self._thread.start()
+        threading.excepthook = self._thread_died
         return self
+
+    def _thread_died(self, args) -> None:
+        """A background thread's uncaught exception goes to the log, also once the job is over: by
+        then the terminal's stderr is back, and a traceback there would follow the job's one line.
+        (gRPC's connectivity poller raises "Cannot monitor channel state: Channel closed!" up to
+        0.2 s after Beam closes a channel, e.g. when a job server fails to start.) When the log was
+        already removed, the job ended as it says and the traceback is dropped."""
+        if args.exc_type is SystemExit:
+            return
+        name = args.thread.name if args.thread is not None else "?"
+        text = f"Exception in thread {name}:\n" + "".join(
+            traceback.format_exception(args.exc_type, args.exc_value, args.exc_traceback))
+        if _active is self:  # fd 2 is the pipe to the log
+            sys.stderr.write(text)
+            sys.stderr.flush()
+            return
+        if self.log_path and os.path.exists(self.log_path):
+            try:
+                with open(self.log_path, "a", encoding="utf-8", errors="replace") as log:
+                    log.write(text)
+            except OSError:
+                pass
 
     def _pump(self):
         out = self._out

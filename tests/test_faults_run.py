@@ -742,3 +742,50 @@ def test_job_endpoint_that_does_not_answer_is_one_line_in_bounded_time(tmp_path)
     assert f"no job server answers at localhost:{port} (Connection refused, waited 10 s)" in line
     assert "Traceback" not in proc.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+_LATE_THREAD = """
+import sys, threading, time
+import beambleu.run_command as run_command
+
+def failing_run(args, extra):
+    # what Beam's SubprocessServer leaves behind when a job server fails to start: gRPC's
+    # connectivity poller raises on the closed channel after the job's exception is on its way
+    def poller():
+        if sys.argv[1] == "after":
+            time.sleep(0.5)
+        raise ValueError("Cannot monitor channel state: Channel closed!")
+    thread = threading.Thread(target=poller, name="poller")
+    thread.start()
+    if sys.argv[1] == "during":
+        thread.join()
+    raise RuntimeError("Service failed to start up with error 1")
+
+run_command.run = failing_run
+from beambleu.cli import main
+code = main(sys.argv[2:])
+for t in threading.enumerate():
+    if t is not threading.current_thread() and not t.daemon:
+        t.join()
+sys.exit(code)
+"""
+
+
+@pytest.mark.parametrize("when", ["during", "after"])
+def test_a_background_threads_exception_goes_to_the_log_also_after_the_job(tmp_path, when):
+    """A thread dying during the job or 0.5 s after its one error line was printed (the CI failure
+    of the Spark job-server test): stderr keeps the one line, and the thread's traceback is in the
+    log that line names."""
+    proc = subprocess.run([sys.executable, "-c", _LATE_THREAD, when, "run", "--input", SHARDS,
+                           "--output", str(tmp_path / "r.json")], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stderr
+    line = error_line(proc.stderr)
+    assert proc.stderr == line + "\n"
+    assert "the job failed: Service failed to start up with error 1; Beam's log: " in line
+    log = Path(line.split("Beam's log: ")[1].split(" (BEAMBLEU_DEBUG")[0])
+    try:
+        text = log.read_text()
+    finally:
+        log.unlink()
+    assert "Exception in thread poller:" in text and "ValueError: Cannot monitor channel state" in text
+    assert list(tmp_path.iterdir()) == []
