@@ -1,45 +1,37 @@
-"""Build the C kernels; everything else is declared in pyproject.toml."""
+"""Build the C kernels; everything else is declared in pyproject.toml.
+
+Each metric's kernel sits in its folder (``bleu_core/metrics/<id>/_<id>.c``); the headers every
+kernel shares are in ``bleu_core/kernels/`` (Arrow buffers, UTF-8 text, decoded code points)."""
 
 from setuptools import Extension, setup
 
 COMPILE_ARGS = ["-O3", "-std=c99", "-Wall", "-Wextra"]
+HEADERS = "bleu_core/kernels"
+# chrF picks the best reference by an F score computed in C, and TER's band follows floor(i * (m / n))
+# in doubles: no FMA contraction, so their doubles are bit-identical to Python's arithmetic
+EXACT_DOUBLES = ["-ffp-contract=off"]
+
+
+def kernel(module: str, *, headers=("_buffers.h", "_text.h"), extra=()) -> Extension:
+    """The extension ``module`` (``bleu_core.metrics.bleu._bleu``) from its one C file beside its Python."""
+    return Extension(
+        module,
+        sources=[module.replace(".", "/") + ".c"],
+        depends=[f"{HEADERS}/{h}" for h in headers],
+        include_dirs=[HEADERS],
+        extra_compile_args=COMPILE_ARGS + list(extra),
+    )
+
 
 setup(
     ext_modules=[
         # BLEU: its tokenizer passes and n-gram counting, of text and of token ids (spBLEU)
-        Extension(
-            "bleu_core._bleu",
-            sources=["bleu_core/_bleu.c"],
-            depends=["bleu_core/_buffers.h", "bleu_core/_text.h"],
-            extra_compile_args=COMPILE_ARGS,
-        ),
-        # chrF picks the best reference by an F score computed in C: no FMA contraction, so the
-        # doubles are bit-identical to sacrebleu's Python arithmetic
-        Extension(
-            "bleu_core._chrf",
-            sources=["bleu_core/_chrf.c"],
-            depends=["bleu_core/_buffers.h", "bleu_core/_text.h", "bleu_core/_cps.h"],
-            extra_compile_args=COMPILE_ARGS + ["-ffp-contract=off"],
-        ),
+        kernel("bleu_core.metrics.bleu._bleu"),
+        kernel("bleu_core.metrics.chrf._chrf", headers=("_buffers.h", "_text.h", "_cps.h"), extra=EXACT_DOUBLES),
+        kernel("bleu_core.metrics.ter._ter", headers=("_buffers.h", "_text.h", "_cps.h"), extra=EXACT_DOUBLES),
         # the Poisson bootstrap and the randomization test's swaps, for every metric's statistics
-        Extension(
-            "bleu_core._resample",
-            sources=["bleu_core/_resample.c"],
-            depends=["bleu_core/_buffers.h"],
-            extra_compile_args=COMPILE_ARGS,
-        ),
+        kernel("bleu_core.resampling._resample", headers=("_buffers.h",)),
         # SentencePiece's ids of a batch as int32 values and int64 offsets
-        Extension(
-            "bleu_core.tokenizers._spm_ids",
-            sources=["bleu_core/tokenizers/_spm_ids.c"],
-            extra_compile_args=COMPILE_ARGS,
-        ),
-        # TER's band follows floor(i * (m / n)) in doubles: no FMA contraction, so it is Python's
-        Extension(
-            "bleu_core._ter",
-            sources=["bleu_core/_ter.c"],
-            depends=["bleu_core/_buffers.h", "bleu_core/_text.h", "bleu_core/_cps.h"],
-            extra_compile_args=COMPILE_ARGS + ["-ffp-contract=off"],
-        ),
+        kernel("bleu_core.tokenizers._spm_ids", headers=()),
     ]
 )

@@ -161,8 +161,8 @@ def run_beambleu_spm(path, tokenize, batch_size, spm_model):
 
 def run_beambleu_encode(path, tokenize, batch_size, spm_model):
     """Read + SentencePiece-encode only: each batch's candidate and reference columns go through
-    the tokenizer exactly as in bleu_core.bleu_batch.batch_stats (which then hands the ids to the kernel)."""
-    from bleu_core.arrow import _list_parts, to_arrow
+    the tokenizer exactly as in bleu_core.metrics.bleu.kernel.batch_stats (which then hands the ids to the kernel)."""
+    from bleu_core.kernels.arrow import _list_parts, to_arrow
     from bleu_core.parquet import iter_batches
 
     metric, tok, extra = beambleu_spm(tokenize, spm_model)
@@ -184,7 +184,7 @@ CHRF_VARIANTS = {"chrf": (6, 0), "chrf++": (6, 2)}
 
 
 def run_beambleu_chrf(path, variant, batch_size):
-    from bleu_core.chrf import Chrf
+    from bleu_core.metrics.chrf import Chrf
     from bleu_core.parquet import parquet_stats
 
     char_order, word_order = CHRF_VARIANTS[variant]
@@ -225,7 +225,7 @@ def run_sacrebleu_chrf(path, variant):
 
 def run_beambleu_ter(path, batch_size):
     from bleu_core.parquet import parquet_stats
-    from bleu_core.ter import Ter
+    from bleu_core.metrics.ter import Ter
 
     metric = Ter()
     c0, w0 = time.process_time(), time.perf_counter()

@@ -35,7 +35,7 @@ def best_cpu(fn, rounds: int):
 def main(argv=None) -> None:
     from sacrebleu.metrics.ter import TER
 
-    from bleu_core.ter import Ter
+    from bleu_core.metrics.ter import Ter
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size", type=int, default=100_000)

@@ -4,10 +4,10 @@
 import BLEU, CHRF`` and ``from sacrebleu.significance import PairedTest, Result`` become imports
 from ``bleu_core.compat``. Scores, counts and formatted lines are sacrebleu's, bit for bit; the
 signatures say ``version:beambleu-<version>``; confidence intervals and paired tests draw
-sacrebleu's numpy resamples (:mod:`bleu_core.numpy_resampling`), so their numbers are sacrebleu's
+sacrebleu's numpy resamples (:mod:`bleu_core.resampling.sacrebleu`), so their numbers are sacrebleu's
 too, bit for bit, or, with ``bleu_core.compat.RESAMPLING = "counter"`` (the signatures of the
 functions stay sacrebleu's), beambleu's counter-based Poisson bootstrap and coin flips
-(:mod:`bleu_core.bootstrap`), the draws of ``beambleu run``.
+(:mod:`bleu_core.resampling.counter`), the draws of ``beambleu run``.
 
 The two layouts of references (``None``: a missing reference, ``""``: a real empty one)::
 
@@ -22,8 +22,8 @@ silently to the shortest); so does a segment without any reference; options are 
 the metric is made (ValueError/TypeError where sacrebleu asserts or fails later); a SentencePiece
 model (``flores101``, ``flores200``, ``spBLEU-1K``, ``spm``) that cannot be downloaded is one
 ModelError naming its URL and where to put it; with the counter draws, resample counts are
-capped as in :func:`bleu_core.bootstrap.check_replicates` and the p-value counts ties as at least
-as extreme (see :func:`bleu_core.bootstrap.paired_p_value`).
+capped as in :func:`bleu_core.resampling.counter.check_replicates` and the p-value counts ties as at least
+as extreme (see :func:`bleu_core.resampling.counter.paired_p_value`).
 """
 
 from __future__ import annotations
@@ -40,13 +40,14 @@ from typing import Dict, List, Optional, Tuple
 import numpy as np
 import pyarrow as pa
 
-from . import bootstrap, formats, registry, scoring
-from . import numpy_resampling as nr
-from .arrow import to_arrow
-from .bleu import Bleu
-from .bleu_score import SMOOTH_DEFAULTS, compute_bleu
-from .chrf import Chrf
-from .ter import Ter
+from .resampling import counter as bootstrap
+from . import formats, registry, scoring
+from .resampling import sacrebleu as nr
+from .kernels.arrow import to_arrow
+from .metrics.bleu import Bleu
+from .metrics.bleu.score import SMOOTH_DEFAULTS, compute_bleu
+from .metrics.chrf import Chrf
+from .metrics.ter import Ter
 from .signature import SignatureFields
 from .sums import column_sums
 from .tokenizers import DEFAULT_TOKENIZER, LANGUAGE_TOKENIZERS
@@ -142,7 +143,7 @@ class TERScore(Score):
 
 
 def _bleu_score(core, smooth_method: str, smooth_value) -> BLEUScore:
-    """A compat score of a :class:`bleu_core.bleu_score.BleuScore`. sacrebleu's add-k smoothing adds k
+    """A compat score of a :class:`bleu_core.metrics.bleu.score.BleuScore`. sacrebleu's add-k smoothing adds k
     to its matches and totals of orders 2..N in place and reports those (when anything matched);
     bleu_core reports the real integers, so k is added back here for identical ``counts``/``totals``."""
     counts, totals = list(core.counts), list(core.totals)

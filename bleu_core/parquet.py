@@ -17,8 +17,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .bleu import Bleu
-from .bleu_stats import BleuStats
+from .metrics.bleu import Bleu
+from .metrics.bleu.reference import BleuStats
 from .protocol import Metric
 from .sums import checked_add
 

@@ -5,7 +5,7 @@ constructor), maps each candidate and its references to a vector of ``width`` no
 statistics; vectors of different pairs add; the score is a pure function of the sum. The
 pipeline, the accumulators, the bootstrap, the paired tests, the outputs and the report only
 ever use what :class:`Metric` declares, so adding a metric is one module (a subclass and its
-score type) plus its kernel part: see :mod:`bleu_core.bleu` (BLEU) and :mod:`bleu_core.chrf`
+score type) plus its kernel part: see :mod:`bleu_core.metrics.bleu` (BLEU) and :mod:`bleu_core.metrics.chrf`
 (chrF, chrF++).
 
 A subclass provides:
@@ -31,7 +31,9 @@ vector (what the pipeline counts and combines in one pass).
 from __future__ import annotations
 
 import itertools
-from typing import Iterable, List, NamedTuple, Optional, Sequence, Tuple
+import re
+from dataclasses import dataclass
+from typing import Callable, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 import pyarrow as pa
@@ -44,6 +46,89 @@ from .sums import checked_add, column_sums
 CHUNK = 20_000
 
 
+@dataclass(frozen=True)
+class Option:
+    """One option of a metric, declared once.
+
+    ``name`` is the constructor keyword (``keyword=False``: an option of the command line that
+    the metric itself does not take, as BLEU's ``--force``, which only silences a warning);
+    ``type`` converts the command-line text (``bool``: an on/off switch, off by default);
+    ``default`` is the command line's default (``None`` may mean "chosen from the context", see
+    :meth:`~bleu_core.protocol.Metric.from_options`); ``flag`` and ``short`` are sacrebleu's long
+    flag and short form (``--smooth-method``, ``-s``); ``help`` may use ``%(default)s``, and
+    ``run_help`` replaces it for ``beambleu run`` when the two differ; ``choices`` and
+    ``metavar`` are argparse's. ``run=False``: a flag of ``beambleu score`` only. ``compat=False``:
+    not an attribute of the ``bleu_core.compat`` class (sacrebleu's class keeps no such
+    attribute). ``label``, ``template_help`` and ``template_regex`` describe the Dataflow
+    template parameter (by default: the flag's words, the help text, and a pattern from the type
+    or the choices: non-negative for ``int`` and ``float``)."""
+
+    name: str
+    type: Callable = str
+    default: object = None
+    flag: str = ""
+    short: Optional[str] = None
+    help: str = ""
+    choices: Optional[Sequence] = None
+    metavar: Optional[str] = None
+    run: bool = True
+    keyword: bool = True
+    compat: bool = True
+    run_help: Optional[str] = None
+    label: Optional[str] = None
+    template_help: Optional[str] = None
+    template_regex: Optional[str] = None
+
+    @property
+    def dest(self) -> str:
+        """The attribute of the parsed command line (``--chrf-char-order``: ``chrf_char_order``)."""
+        return self.flag[2:].replace("-", "_")
+
+    @property
+    def switch(self) -> bool:
+        """An on/off flag (``store_true``)."""
+        return self.type is bool
+
+    def help_for(self, run: bool) -> str:
+        """The help text of ``beambleu run`` (``run``) or ``beambleu score``."""
+        return self.run_help if run and self.run_help is not None else self.help
+
+    def template_parameter(self) -> dict:
+        """This option as a Dataflow Flex Template parameter (``TemplateMetadata.parameters``)."""
+        label = self.label or self.flag[2:].replace("-", " ").capitalize()
+        text = self.template_help or (self.help % {"default": self.default})
+        regex = self.template_regex
+        if regex is None:
+            if self.switch:
+                regex = "^(true|false)$"
+            elif self.choices:
+                regex = "^(" + "|".join(c if re.fullmatch(r"[\w-]+", c) else re.escape(c)
+                                        for c in map(str, self.choices)) + ")$"
+            elif self.type is int:
+                regex = "^[0-9]+$"
+            elif self.type is float:
+                regex = "^[0-9]+(\\.[0-9]+)?$"
+        param = {"name": self.dest, "label": label, "helpText": text, "isOptional": True, "paramType": "TEXT"}
+        if regex is not None:
+            param["regexes"] = [regex]
+        return param
+
+
+class CommandLine:
+    """What the command line says besides a metric's own options, for
+    :meth:`~bleu_core.protocol.Metric.from_options`: ``target_language`` (``-l``'s, ``None``
+    without it) and ``sentence_level`` (``beambleu score -sl``: one score per line)."""
+
+    def __init__(self, target_language: Optional[str] = None, sentence_level: bool = False):
+        self._target_language = target_language
+        self.sentence_level = sentence_level
+
+    @property
+    def target_language(self) -> Optional[str]:
+        return self._target_language
+
+
+
 class Stat(NamedTuple):
     """A group-table column that is one of the metric's statistics (``index`` in its vector):
     the group table takes it straight from the group's totals."""
@@ -52,8 +137,8 @@ class Stat(NamedTuple):
 
 
 class Score:
-    """What every metric's score offers (:class:`bleu_core.bleu_score.BleuScore`,
-    :class:`bleu_core.chrf.ChrfScore`): ``name``, ``score`` (float, full precision),
+    """What every metric's score offers (:class:`bleu_core.metrics.bleu.score.BleuScore`,
+    :class:`bleu_core.metrics.chrf.ChrfScore`): ``name``, ``score`` (float, full precision),
     ``signature`` (a string, or ``None``), ``verbose_score`` (the text after the score in
     sacrebleu's line; empty for most metrics) and :meth:`stat_fields`; the text line and the JSON
     object are made from those by :mod:`bleu_core.formats`, the same for every metric."""
@@ -92,6 +177,46 @@ class Score:
 
     def __str__(self) -> str:
         return self.format()
+
+
+class SacrebleuArithmetic:
+    """How sacrebleu's resampling (:mod:`bleu_core.resampling.sacrebleu`) holds and scores one
+    metric's statistics: its per-segment statistics as sacrebleu holds them, and the score of a
+    bootstrap replicate's float32 sums or of a randomization trial's exact sums with the arithmetic
+    and numpy scalar types sacrebleu's ``_compute_score_from_stats`` sees. A metric sacrebleu has
+    overrides it (``bleu_core/metrics/<id>/resampling.py``, vectorised over many sums at once); this
+    default resamples a metric on its own statistics, a replicate's float32 sums rounded to integers
+    before its :meth:`Metric.score`."""
+
+    def __init__(self, metric: "Metric"):
+        self.metric = metric
+
+    def segment_statistics(self, rows) -> np.ndarray:
+        """sacrebleu's per-segment statistics of ``int64[n, width]`` rows (here: the rows)."""
+        return np.asarray(rows, dtype=np.int64)
+
+    def replicate_score(self, sums: np.ndarray):
+        """The score of one bootstrap replicate's float32 sums."""
+        return self.metric.score(np.rint(sums).astype(np.int64)).score
+
+    def trial_score(self, sums: np.ndarray):
+        """The score of one randomization trial's pseudo-system (exact sums)."""
+        return self.metric.score(sums).score
+
+    def replicate_scores(self, sums: np.ndarray) -> list:
+        """:meth:`replicate_score` of every row of ``float32[n, width]`` sums."""
+        return [self.replicate_score(row) for row in sums]
+
+    def trial_scores(self, sums: np.ndarray) -> list:
+        """:meth:`trial_score` of every row of exact sums."""
+        return [self.trial_score(row) for row in sums]
+
+    @staticmethod
+    def fill(out: list, off: np.ndarray, one, sums: np.ndarray) -> list:
+        """``out`` (vectorised scores) with the rows that ``off`` marks scored by ``one(row)``."""
+        for i in np.flatnonzero(off).tolist():
+            out[i] = one(sums[i])
+        return out
 
 
 class Metric:
@@ -143,7 +268,7 @@ class Metric:
         for the same ``references``), in order, with the same errors (the first system's first).
         This default converts the references once and calls :meth:`batch_stats` per system; a
         metric whose kernel can prepare each row's references once for all systems overrides it."""
-        from .arrow import to_arrow
+        from .kernels.arrow import to_arrow
 
         out, refs = [], references
         for candidates in systems:
@@ -265,6 +390,11 @@ class Metric:
             raise TypeError("references must be a list of reference strings")
         return self.sentence_metric().corpus_score([candidate], [references])
 
+    def sacrebleu_arithmetic(self) -> SacrebleuArithmetic:
+        """How sacrebleu's resampling holds and scores this metric's statistics (see
+        :class:`SacrebleuArithmetic`; this default resamples the metric's own statistics)."""
+        return SacrebleuArithmetic(self)
+
 
 def nrefs_label(nrefs):
     """The signature's ``nrefs``: a count, or ``"var"`` for several counts (a set)."""
@@ -317,8 +447,8 @@ def batch_stats_shared(metric, candidates, references, per_row: bool = True) -> 
     list are scored as several systems of one row (:meth:`Metric.batch_stats_many`), so that a
     kernel that can prepares each distinct list once. The same numbers, and the same error for a
     bad batch (then :meth:`batch_stats` is run to find it); a batch that repeats few lists takes
-    the plain path (:func:`bleu_core.arrow.reference_groups`)."""
-    from .arrow import reference_groups, to_arrow
+    the plain path (:func:`bleu_core.kernels.arrow.reference_groups`)."""
+    from .kernels.arrow import reference_groups, to_arrow
 
     candidates, references = to_arrow(candidates, references)
     plan = reference_groups(candidates, references)
@@ -407,7 +537,7 @@ class MetricSet:
         """Every metric's statistics of one batch, side by side."""
         if len(self.metrics) == 1:
             return self.metrics[0].batch_stats(candidates, references, per_row=per_row)
-        from .arrow import to_arrow
+        from .kernels.arrow import to_arrow
 
         candidates, references = to_arrow(candidates, references)  # convert once for all metrics
         parts = [m.batch_stats(candidates, references, per_row=per_row) for m in self.metrics]
@@ -417,7 +547,7 @@ class MetricSet:
         """:meth:`batch_stats` of each system's candidates for the same references (each metric's
         :meth:`Metric.batch_stats_many`, so a row's references are prepared once for all systems
         where the metric's kernel can), side by side per system."""
-        from .arrow import to_arrow
+        from .kernels.arrow import to_arrow
 
         systems = list(systems)
         if not systems:

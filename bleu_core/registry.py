@@ -8,8 +8,8 @@ template shows. ``beambleu score`` and ``beambleu run`` derive their flags from 
 through :meth:`~bleu_core.protocol.Metric.from_options`.
 
 The registry maps a metric id (``--metrics``/``-m``) to its class: the built-ins (``bleu``:
-:class:`~bleu_core.bleu.Bleu`, ``chrf``: :class:`~bleu_core.chrf.Chrf`, ``ter``:
-:class:`~bleu_core.ter.Ter`), then the metrics of
+:class:`~bleu_core.metrics.bleu.Bleu`, ``chrf``: :class:`~bleu_core.metrics.chrf.Chrf`, ``ter``:
+:class:`~bleu_core.metrics.ter.Ter`), then the metrics of
 installed distributions that declare an entry point in the group ``beambleu.metrics``
 (``lenratio = beambleu_lenratio:LenRatio``: the name is the metric's id, the value its class).
 
@@ -24,101 +24,22 @@ asking for its id is then an unknown metric.
 from __future__ import annotations
 
 import functools
+import importlib
 import inspect
 import re
-from dataclasses import dataclass
 from importlib import metadata
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Tuple
 
-from .protocol import Metric
+from .metrics.bleu import Bleu
+from .metrics.chrf import Chrf
+from .metrics.ter import Ter
+from .protocol import CommandLine, Metric, Option
 
 #: the entry-point group of metric plugins
 ENTRY_POINT_GROUP = "beambleu.metrics"
 
 #: what a metric id looks like (``--metrics bleu,chrf`` splits on commas and lowercases)
 ID = re.compile(r"[a-z][a-z0-9_]*")
-
-
-@dataclass(frozen=True)
-class Option:
-    """One option of a metric, declared once.
-
-    ``name`` is the constructor keyword (``keyword=False``: an option of the command line that
-    the metric itself does not take, as BLEU's ``--force``, which only silences a warning);
-    ``type`` converts the command-line text (``bool``: an on/off switch, off by default);
-    ``default`` is the command line's default (``None`` may mean "chosen from the context", see
-    :meth:`~bleu_core.protocol.Metric.from_options`); ``flag`` and ``short`` are sacrebleu's long
-    flag and short form (``--smooth-method``, ``-s``); ``help`` may use ``%(default)s``, and
-    ``run_help`` replaces it for ``beambleu run`` when the two differ; ``choices`` and
-    ``metavar`` are argparse's. ``run=False``: a flag of ``beambleu score`` only. ``compat=False``:
-    not an attribute of the ``bleu_core.compat`` class (sacrebleu's class keeps no such
-    attribute). ``label``, ``template_help`` and ``template_regex`` describe the Dataflow
-    template parameter (by default: the flag's words, the help text, and a pattern from the type
-    or the choices: non-negative for ``int`` and ``float``)."""
-
-    name: str
-    type: Callable = str
-    default: object = None
-    flag: str = ""
-    short: Optional[str] = None
-    help: str = ""
-    choices: Optional[Sequence] = None
-    metavar: Optional[str] = None
-    run: bool = True
-    keyword: bool = True
-    compat: bool = True
-    run_help: Optional[str] = None
-    label: Optional[str] = None
-    template_help: Optional[str] = None
-    template_regex: Optional[str] = None
-
-    @property
-    def dest(self) -> str:
-        """The attribute of the parsed command line (``--chrf-char-order``: ``chrf_char_order``)."""
-        return self.flag[2:].replace("-", "_")
-
-    @property
-    def switch(self) -> bool:
-        """An on/off flag (``store_true``)."""
-        return self.type is bool
-
-    def help_for(self, run: bool) -> str:
-        """The help text of ``beambleu run`` (``run``) or ``beambleu score``."""
-        return self.run_help if run and self.run_help is not None else self.help
-
-    def template_parameter(self) -> dict:
-        """This option as a Dataflow Flex Template parameter (``TemplateMetadata.parameters``)."""
-        label = self.label or self.flag[2:].replace("-", " ").capitalize()
-        text = self.template_help or (self.help % {"default": self.default})
-        regex = self.template_regex
-        if regex is None:
-            if self.switch:
-                regex = "^(true|false)$"
-            elif self.choices:
-                regex = "^(" + "|".join(c if re.fullmatch(r"[\w-]+", c) else re.escape(c)
-                                        for c in map(str, self.choices)) + ")$"
-            elif self.type is int:
-                regex = "^[0-9]+$"
-            elif self.type is float:
-                regex = "^[0-9]+(\\.[0-9]+)?$"
-        param = {"name": self.dest, "label": label, "helpText": text, "isOptional": True, "paramType": "TEXT"}
-        if regex is not None:
-            param["regexes"] = [regex]
-        return param
-
-
-class CommandLine:
-    """What the command line says besides a metric's own options, for
-    :meth:`~bleu_core.protocol.Metric.from_options`: ``target_language`` (``-l``'s, ``None``
-    without it) and ``sentence_level`` (``beambleu score -sl``: one score per line)."""
-
-    def __init__(self, target_language: Optional[str] = None, sentence_level: bool = False):
-        self._target_language = target_language
-        self.sentence_level = sentence_level
-
-    @property
-    def target_language(self) -> Optional[str]:
-        return self._target_language
 
 
 def check_declaration(cls) -> None:
@@ -151,24 +72,26 @@ def check_declaration(cls) -> None:
             raise ValueError(f"option {opt.name!r} is not a keyword of {cls.__name__}()")
 
 
+#: the built-in metrics, one line each (a new built-in: its folder under ``bleu_core/metrics/`` and a line here)
+BUILTINS = (
+    Bleu,
+    Chrf,
+    Ter,
+)
+
+
 def builtin_metrics() -> Dict[str, type]:
     """The built-in metrics: id -> class."""
-    from .chrf import Chrf
-    from .bleu import Bleu
-    from .ter import Ter
-
-    return {Bleu.id: Bleu, Chrf.id: Chrf, Ter.id: Ter}
+    return {cls.id: cls for cls in BUILTINS}
 
 
 def check_kernels() -> None:
     """Every built-in metric counts one pair with its batch path (its compiled kernel), and the
     kernels no metric owns (resampling, SentencePiece's ids) import; an exception if one is
     missing or broken. The deploy images run it after building (a new built-in is covered)."""
-    import importlib
-
     for cls in builtin_metrics().values():
         cls().batch_stats(["a b"], [["a b"]])
-    for name in ("bleu_core._resample", "bleu_core.tokenizers._spm_ids"):
+    for name in ("bleu_core.resampling._resample", "bleu_core.tokenizers._spm_ids"):
         importlib.import_module(name)
 
 

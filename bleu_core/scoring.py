@@ -24,8 +24,8 @@ from typing import List, Optional, Sequence
 
 import numpy as np
 
-from . import bootstrap as bs
-from .numpy_resampling import COUNTER, METHODS
+from .resampling import counter as bs
+from .resampling.sacrebleu import COUNTER, METHODS
 from .protocol import Metric, MetricSet, Score
 from .signature import SignatureFields
 from .sums import checked_add
@@ -43,7 +43,7 @@ class Resampling:
     is the signature's ``seed:`` (``SACREBLEU_SEED=none`` draws a seed but shows ``none``).
     ``draws``: beambleu's counter-based draws (``counter``: Poisson weights and coins per row
     identity, what the accumulators of this module hold) or sacrebleu's numpy draws
-    (``sacrebleu``, :mod:`bleu_core.numpy_resampling`, which needs every segment's statistics in
+    (``sacrebleu``, :mod:`bleu_core.resampling.sacrebleu`, which needs every segment's statistics in
     order: :func:`score_metric` then leaves the interval and pairing to the caller)."""
 
     method: Optional[str] = None
@@ -201,7 +201,7 @@ def empty_replicates(totals: np.ndarray, replicates: np.ndarray) -> np.ndarray:
 def paired_test(system: MetricResult, baseline: MetricResult) -> Paired:
     """``system`` against ``baseline`` (the same metric, resampled alike): the paired bootstrap
     test when both hold replicate scores, the approximate randomization test when both hold
-    swapped trial totals (:mod:`bleu_core.bootstrap` has the arithmetic of each)."""
+    swapped trial totals (:mod:`bleu_core.resampling.counter` has the arithmetic of each)."""
     if system.swapped is not None and baseline.swapped is not None:
         p = bs.randomization_test(system.metric, baseline.totals, baseline.swapped, system.totals, system.swapped)
     elif system.replicate_scores is not None and baseline.replicate_scores is not None:

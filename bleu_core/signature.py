@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Dict, List, Tuple
 
+from .version import __version__
+
 
 class SignatureFields:
     """A sacrebleu signature: ``key:value`` fields in sacrebleu's order, ``|``-joined, fields that
@@ -24,8 +26,6 @@ class SignatureFields:
         ``seed`` when bootstrapping; ``ar``, which the paired test sets), then the metric's
         ``fields`` in order, then ``version`` (beambleu's by default)."""
         if version is None:
-            from . import __version__
-
             version = f"beambleu-{__version__}"
         self.info = {"nrefs": nrefs, "bs": n_bootstrap, "ar": None, "seed": seed, **fields, "version": version}
 

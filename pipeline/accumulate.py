@@ -12,7 +12,7 @@ the signature's ``nrefs``: one number, or ``var``). The zero has ``nrefs_min = I
 ``nrefs_max = 0`` (see :func:`beambleu.grouptable._zeros`), so merging is commutative and
 associative with an identity. Without
 ``--confidence``/``--paired-bs`` B is 0; with them the replicate block holds B weighted totals
-(see :mod:`bleu_core.bootstrap`), so an accumulator's size is O(B), whatever the corpus size.
+(see :mod:`bleu_core.resampling.counter`), so an accumulator's size is O(B), whatever the corpus size.
 
 Sums are exact or fail: every added entry of an accumulator is a count in 0 .. 2**63 - 1
 (:func:`from_totals` checks its inputs, :func:`from_rows`/:func:`accumulate_groups` sum with
@@ -27,7 +27,7 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 import pyarrow as pa
 
-from bleu_core.arrow import invalid_utf8_mask
+from bleu_core.kernels.arrow import invalid_utf8_mask
 from bleu_core.sums import column_sums
 
 INT64_MAX = np.iinfo(np.int64).max

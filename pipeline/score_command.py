@@ -10,7 +10,7 @@ sacrebleu's test sets (``-t``/``-l``, through its own registry).
 Imports ``bleu_core`` only (never Apache Beam), streams the files in chunks (every system in the same
 pass), and prints nothing until every line has been scored, so an error never leaves partial output.
 Resampled numbers (intervals, p-values) are sacrebleu's by default (``--resampling sacrebleu``:
-its numpy draws, float32 sums and strict p-value counts, :mod:`bleu_core.numpy_resampling`, which
+its numpy draws, float32 sums and strict p-value counts, :mod:`bleu_core.resampling.sacrebleu`, which
 keeps every segment's statistics but never B x N draws); ``--resampling counter`` draws beambleu's
 counter-based resamples instead, those of ``beambleu run``.
 """
@@ -250,13 +250,13 @@ class _Run:
 
     @property
     def sacrebleu_draws(self) -> bool:
-        from bleu_core.numpy_resampling import SACREBLEU
+        from bleu_core.resampling.sacrebleu import SACREBLEU
 
         return self.resampling is not None and self.resampling.draws == SACREBLEU
 
     def segment_statistics(self, system: "_System", order) -> List[np.ndarray]:
         """sacrebleu's per-segment statistics of one system, for the metrics at ``order``."""
-        from bleu_core.numpy_resampling import segment_statistics
+        from bleu_core.resampling.sacrebleu import segment_statistics
 
         rows = np.concatenate(system.rows) if system.rows else np.zeros((0, self.metrics.width), dtype=np.int64)
         return [segment_statistics(self.metrics[i], rows[:, self.metrics.slices[i]]) for i in order]
@@ -412,7 +412,7 @@ def _print_single(run: _Run, system: _System) -> None:
 
 def _sacrebleu_intervals(run: _Run, system: _System, results) -> None:
     """Set every result's interval from sacrebleu's bootstrap draws (one system, ``-ci``)."""
-    from bleu_core import numpy_resampling as nr
+    from bleu_core.resampling import sacrebleu as nr
     from bleu_core import scoring
 
     rs = run.resampling
@@ -427,7 +427,7 @@ def _sacrebleu_intervals(run: _Run, system: _System, results) -> None:
 def _sacrebleu_paired(run: _Run, systems: List[_System], order: List[int], points: List[List[float]]):
     """Per metric (in ``order``), each system's (p-value, mean, half-width) of sacrebleu's paired
     test against the first system, with its draws; ``points[s][m]``: the point scores."""
-    from bleu_core import numpy_resampling as nr
+    from bleu_core.resampling import sacrebleu as nr
     from bleu_core import scoring
 
     rs = run.resampling

@@ -1,6 +1,6 @@
 """The options of bootstrap confidence intervals and paired significance, shared by ``beambleu
-score`` and ``beambleu run`` (the arithmetic is in :mod:`bleu_core.bootstrap`, the counter-based
-draws, and :mod:`bleu_core.numpy_resampling`, sacrebleu's draws, which only ``score`` offers
+score`` and ``beambleu run`` (the arithmetic is in :mod:`bleu_core.resampling.counter`, the counter-based
+draws, and :mod:`bleu_core.resampling.sacrebleu`, sacrebleu's draws, which only ``score`` offers
 (``--resampling``); the results come from the score stage, :mod:`bleu_core.scoring`; this is
 flags, their checks and row identities).
 
@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from bleu_core import bootstrap as bs
-from bleu_core import numpy_resampling as nr
+from bleu_core.resampling import counter as bs
+from bleu_core.resampling import sacrebleu as nr
 
 from .argtypes import int_at_least
 from .errors import UsageError
@@ -100,7 +100,7 @@ def resolve_seed(args) -> None:
 
 def n_boot(args, width: int) -> int:
     """Bootstrap replicates to draw: 0 when no interval or bootstrap test was asked for. Checked
-    before any work against :func:`bleu_core.bootstrap.check_replicates` (every group holds all B
+    before any work against :func:`bleu_core.resampling.counter.check_replicates` (every group holds all B
     replicate totals of the metrics' ``width`` statistics): a :class:`UsageError` naming the flag."""
     if getattr(args, "paired_bs", False):
         flag, n = "--paired-bs-n", args.paired_bs_n or bs.DEFAULT_N

@@ -23,7 +23,7 @@ import pyarrow as pa
 from apache_beam.metrics import Metrics
 
 from bleu_core import BatchInputError
-from bleu_core.arrow import nrefs_per_row
+from bleu_core.kernels.arrow import nrefs_per_row
 from bleu_core.protocol import MetricSet, batch_stats_shared
 
 from . import accumulate as acc_ops
@@ -221,7 +221,7 @@ class BatchToStats(beam.DoFn):
 
     def _row_keys(self, source, first_row, batch) -> np.ndarray:
         """Each row's identity for the bootstrap weights: the --id-column value, else file and row."""
-        from bleu_core import bootstrap
+        from bleu_core.resampling import counter as bootstrap
 
         spec = self.config.spec
         if not spec.id_column:
@@ -242,7 +242,7 @@ class BatchToStats(beam.DoFn):
 
     def _bootstrap(self, stats, row_keys, sets) -> np.ndarray:
         """Replicate totals for the corpus (index 0) and every group of every set, in order."""
-        from bleu_core import bootstrap
+        from bleu_core.resampling import counter as bootstrap
 
         cfg = self.config
         group_sets = [np.zeros(len(stats), dtype=np.int64)]

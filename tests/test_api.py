@@ -161,7 +161,7 @@ def test_several_systems_fail_as_one_by_one(bad):
     """Bleu.batch_stats_many (references once for all systems) raises what batch_stats raises
     for the first system with a bad row, system by system: same type, same message."""
     from bleu_core import MetricSet
-    from bleu_core.chrf import Chrf
+    from bleu_core.metrics.chrf import Chrf
 
     refs = [["a b c", None], ["b c d", "a"]]
     systems = [["a b", "c d"], ["a b c", "b"], ["x", "b c d"]]
@@ -193,7 +193,7 @@ def test_reference_groups_by_hand():
     ["", "b"]); row 5 is alone: 3 lists for 6 rows, 3 slots deep, padded with 6."""
     import pyarrow as pa
 
-    from bleu_core.arrow import reference_groups
+    from bleu_core.kernels.arrow import reference_groups
 
     cands = pa.array(["c0", "c1", "c2", "c3", "c4", "c5"])
     refs = pa.array([["a", "b"], [None, "b"], ["a", "b"], [None, "b"], ["a", "b"], ["b"]])
@@ -223,8 +223,8 @@ def test_rows_sharing_references_fail_as_batch_stats():
     batch_stats raises: the first bad row's error, a candidate's or a reference list's, in a batch
     where the lists are shared (checked: reference_groups plans it)."""
     from bleu_core import MetricSet
-    from bleu_core.arrow import reference_groups
-    from bleu_core.chrf import Chrf
+    from bleu_core.kernels.arrow import reference_groups
+    from bleu_core.metrics.chrf import Chrf
     from bleu_core.protocol import batch_stats_shared
 
     cands = ["a b", "b c", "c d", "d e", "e f", "f g", "g h", "h i"]

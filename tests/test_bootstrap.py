@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bleu_core import bootstrap as bs
+from bleu_core.resampling import counter as bs
 
 from .oracle import CORPORA, read_lines, sacrebleu
 

@@ -1,4 +1,4 @@
-"""chrF / chrF++ (bleu_core.chrf): sacrebleu 2.6.0's own expectations, the scalar path, the
+"""chrF / chrF++ (bleu_core.metrics.chrf): sacrebleu 2.6.0's own expectations, the scalar path, the
 kernel and sacrebleu agreeing bit for bit on adversarial text, the algebra of sums, the
 signature and output forms, validation, and worked examples computed by hand."""
 
@@ -16,7 +16,8 @@ from sacrebleu.metrics.chrf import CHRF
 
 from bleu_core import __version__
 from bleu_core.errors import BatchInputError
-from bleu_core.chrf import Chrf, ChrfScore, corpus_chrf, sentence_chrf, split_words
+from bleu_core.metrics.chrf import Chrf, ChrfScore, corpus_chrf, sentence_chrf
+from bleu_core.metrics.chrf.reference import split_words
 from bleu_core.protocol import Stat
 
 from .oracle import to_streams

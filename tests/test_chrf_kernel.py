@@ -1,4 +1,4 @@
-"""The compiled chrF/chrF++ kernel (bleu_core._chrf via chrf_batch_stats) == sacrebleu 2.6.0's CHRF statistics.
+"""The compiled chrF/chrF++ kernel (bleu_core.metrics.chrf._chrf via chrf_batch_stats) == sacrebleu 2.6.0's CHRF statistics.
 
 Every expected value is sacrebleu's own per-segment statistics, computed here with
 ``CHRF(...)._extract_corpus_statistics``; a few hand counts pin down the rules the comparisons rely on.
@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sacrebleu.metrics import CHRF
 
-from bleu_core import _chrf
+from bleu_core.metrics.chrf import _chrf
 from bleu_core.errors import BatchInputError
-from bleu_core.chrf_batch import chrf_batch_stats
+from bleu_core.metrics.chrf.kernel import chrf_batch_stats
 
 from .oracle import read_lines, to_streams
 
@@ -325,7 +325,7 @@ def test_matches_sacrebleu_on_arbitrary_text_long(case):
 def test_several_systems_at_once_match_sacrebleu(case, others):
     """chrf_batch_stats_many (a row's references prepared once for all systems): each system's
     rows and sums are sacrebleu's for that system alone."""
-    from bleu_core.chrf_batch import chrf_batch_stats_many
+    from bleu_core.metrics.chrf.kernel import chrf_batch_stats_many
 
     cands, refs, opts = case
     systems = [cands] + [other[:len(cands)] for other in others]
@@ -341,7 +341,7 @@ def test_several_systems_at_once_match_sacrebleu(case, others):
 def test_several_systems_fail_as_one_by_one():
     """The error of a bad row is the one the systems taken one by one meet first: system 0's
     null at row 1, not system 1's at row 0 (which the rows taken in order meet first)."""
-    from bleu_core.chrf_batch import chrf_batch_stats_many
+    from bleu_core.metrics.chrf.kernel import chrf_batch_stats_many
 
     refs = [["a b"], ["c d"]]
     with pytest.raises(BatchInputError, match="row 1, candidate: candidate is null"):

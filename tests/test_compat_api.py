@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 import bleu_core
-from bleu_core import bootstrap, compat
+from bleu_core.resampling import counter as bootstrap
+from bleu_core import compat
 
 from .oracle import CORPORA, has_mecab, read_lines, seed_env
 

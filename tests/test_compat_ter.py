@@ -7,7 +7,7 @@ import math
 import pytest
 
 from bleu_core import compat
-from bleu_core.ter import Ter
+from bleu_core.metrics.ter import Ter
 
 from .oracle import CORPORA, ragged_references, read_lines
 

@@ -52,7 +52,7 @@ def sacrebleu_side():
 @pytest.mark.skipif(not SYSTEMS, reason="shared corpora not present")
 @pytest.mark.parametrize("folder,system,refs", SYSTEMS, ids=lambda v: v if isinstance(v, str) else "+".join(v))
 def test_every_system_chrf_and_chrfpp_equal_sacrebleu(sacrebleu_side, folder, system, refs):
-    from bleu_core.chrf import Chrf
+    from bleu_core.metrics.chrf import Chrf
 
     hyps, streams = load_system(folder, system, refs)
     per_pair = [list(r) for r in zip(*streams)]

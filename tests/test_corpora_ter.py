@@ -55,7 +55,7 @@ def sacrebleu_side():
 @pytest.mark.skipif(not SYSTEMS, reason="shared corpora not present")
 @pytest.mark.parametrize("folder,system,refs", SYSTEMS, ids=lambda v: v if isinstance(v, str) else "+".join(v))
 def test_every_system_ter_equals_sacrebleu(sacrebleu_side, folder, system, refs):
-    from bleu_core.ter import Ter
+    from bleu_core.metrics.ter import Ter
 
     hyps, streams = load_system(folder, system, refs)
     per_pair = [list(r) for r in zip(*streams)]

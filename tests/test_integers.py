@@ -12,8 +12,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from bleu_core import Bleu, BleuStats, compute_bleu
-from bleu_core import bootstrap as bs
-from bleu_core.arrow import _list_parts, string_buffers
+from bleu_core.resampling import counter as bs
+from bleu_core.kernels.arrow import _list_parts, string_buffers
 from beambleu import accumulate as acc_ops
 from beambleu import grouptable
 
@@ -264,7 +264,7 @@ def test_bootstrap_kernel_refuses_sizes_that_overflow():
     """Sizes whose products overflow Py_ssize_t are refused (run in a child: a crash fails the test)."""
     code = """
 import numpy as np
-from bleu_core import _resample, bootstrap as bs
+from bleu_core.resampling import _resample, counter as bs
 keys = bs.row_keys_from_position("f", 0, 4)
 stats, groups, out = np.zeros((4, 10), np.int64), np.zeros((1, 4), np.int64), np.zeros(10, np.int64)
 for n_sets, width, n_boot in [(1, 10, 2**62), (1, 2**62, 3), (1, 2**61, 2**61), (2**62, 10, 1), (1, 10, 1)]:
@@ -287,7 +287,7 @@ except ValueError as exc:
 
 def test_statistics_kernel_checks_its_batch_sum():
     """The kernel adds a batch's statistics into ``out``: a sum past int64 raises, never wraps."""
-    from bleu_core import _bleu
+    from bleu_core.metrics.bleu import _bleu
 
     hd, ho, hv = string_buffers(pa.array(["a b", "a"]), "candidates")
     child, list_offsets = _list_parts(pa.array([["a b"], ["a"]]))
@@ -303,7 +303,7 @@ def test_statistics_kernel_checks_its_batch_sum():
 def test_id_kernel_reads_rows_through_their_index_and_checks_it():
     """``stats_ids`` (spBLEU): each side is a dictionary of id lists and an index per row; every
     offset and index is checked before a row is read."""
-    from bleu_core import _bleu
+    from bleu_core.metrics.bleu import _bleu
 
     def ids(*lists):
         offsets = np.cumsum([0] + [len(x) for x in lists]).astype(np.int64)

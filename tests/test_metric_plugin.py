@@ -222,7 +222,7 @@ def test_compat_class_and_template_parameters_of_the_plugin(plugin_path):
 # ----------------------------------------------------------------------------- plugins that cannot be used
 
 # (distribution, entry point "name = module:Class", module source, what the warning says)
-_METRIC = "from bleu_core.chrf import Chrf\nfrom bleu_core.registry import Option\n"
+_METRIC = "from bleu_core.metrics.chrf import Chrf\nfrom bleu_core.registry import Option\n"
 BROKEN = [
     ("broken-import", "broken = broken_import:Metric", "raise ImportError('no such kernel')\n",
      "it cannot be imported: ImportError: no such kernel"),

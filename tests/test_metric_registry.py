@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from bleu_core import compat, registry
-from bleu_core.chrf import Chrf
-from bleu_core.bleu import Bleu
+from bleu_core.metrics.chrf import Chrf
+from bleu_core.metrics.bleu import Bleu
 from bleu_core.registry import Option
-from bleu_core.ter import Ter
+from bleu_core.metrics.ter import Ter
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 TITLES = ("BLEU options", "chrF options", "TER options")

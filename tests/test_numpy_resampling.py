@@ -1,4 +1,4 @@
-"""bleu_core.numpy_resampling: sacrebleu 2.6.0's draws, replicate by replicate and in blocks of
+"""bleu_core.resampling.sacrebleu: sacrebleu 2.6.0's draws, replicate by replicate and in blocks of
 trials, against sacrebleu's own resampling functions (run here) on the bundled sample; the
 numpy facts the chunking rests on; the p-value's strict count, by hand."""
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from bleu_core import compat
-from bleu_core import numpy_resampling as nr
+from bleu_core.resampling import sacrebleu as nr
 
 from .oracle import REPO, read_lines, seed_env
 
@@ -117,7 +117,7 @@ def test_p_value_counts_strictly_greater_differences():
 
 
 def test_ter_segment_statistics_are_average_reference_lengths():
-    from bleu_core.ter import EDIT_NAMES, Ter
+    from bleu_core.metrics.ter import EDIT_NAMES, Ter
 
     rows = np.zeros((3, Ter().width), dtype=np.int64)
     rows[:, 0] = [4, 0, 2]

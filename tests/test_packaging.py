@@ -21,9 +21,9 @@ FOLDERS = ("tests", "examples", "benchmarks", "deploy", ".ci")
 FILES = ("LICENSE", "README.md", "pyproject.toml", "setup.py", "MANIFEST.in")
 # today's kernels' sources; the sdist must carry every C file and header under bleu_core/ (each C file is one
 # extension module every wheel carries), these and any added later
-KERNEL_SOURCES = ("bleu_core/_bleu.c", "bleu_core/_chrf.c", "bleu_core/_ter.c",
-                  "bleu_core/_resample.c", "bleu_core/tokenizers/_spm_ids.c",
-                  "bleu_core/_buffers.h", "bleu_core/_text.h", "bleu_core/_cps.h")
+KERNEL_SOURCES = ("bleu_core/metrics/bleu/_bleu.c", "bleu_core/metrics/chrf/_chrf.c", "bleu_core/metrics/ter/_ter.c",
+                  "bleu_core/resampling/_resample.c", "bleu_core/tokenizers/_spm_ids.c",
+                  "bleu_core/kernels/_buffers.h", "bleu_core/kernels/_text.h", "bleu_core/kernels/_cps.h")
 # build products and local state that must never be shipped
 FORBIDDEN = (".so", ".pyc", "__pycache__", ".venv", ".git", ".pytest_cache", ".hypothesis")
 # sha256 of the Apache License 2.0 as published at https://www.apache.org/licenses/LICENSE-2.0.txt

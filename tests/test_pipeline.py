@@ -622,7 +622,7 @@ def test_long_table_rows_share_their_references(tmp_path, monkeypatch):
     from sacrebleu.metrics.chrf import CHRF
 
     from beambleu import transforms
-    from bleu_core.arrow import reference_groups, to_arrow
+    from bleu_core.kernels.arrow import reference_groups, to_arrow
 
     from .oracle import to_streams
 

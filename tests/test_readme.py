@@ -30,7 +30,7 @@ from typing import Dict, List, Optional
 import pytest
 
 import bleu_core
-import bleu_core.bleu_stats
+import bleu_core.metrics.bleu.reference
 import bleu_core.tokenizers
 
 from .test_packaging import REPO, project_files
@@ -140,7 +140,7 @@ def test_readme_examples(document):
 
 
 def test_docstring_examples():
-    for module in (bleu_core, bleu_core.bleu_stats, bleu_core.tokenizers):
+    for module in (bleu_core, bleu_core.metrics.bleu.reference, bleu_core.tokenizers):
         result = doctest.testmod(module)
         assert result.failed == 0
 
@@ -236,7 +236,7 @@ def test_python_in_a_source_folder_without_the_kernel_is_told_what_to_do(tmp_pat
         if name == "setup.py" or name.startswith("bleu_core/"):
             (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(REPO / name, tmp_path / name)
-    # without the editable install's finder, as after `pip install .`: only the folder provides bleu_core._bleu
+    # without the editable install's finder, as after `pip install .`: only the folder provides bleu_core.metrics.bleu._bleu
     code = ("import sys; sys.meta_path[:] = [f for f in sys.meta_path if not "
             "getattr(f, '__module__', '').startswith('__editable__')]; "
             "from bleu_core import corpus_bleu; corpus_bleu(['a'], [['a']])")

@@ -21,12 +21,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: the score stage and what it is made of: none may import Apache Beam
 SCORE_STAGE = ["bleu_core/scoring.py", "bleu_core/formats.py", "bleu_core/signature.py", "bleu_core/sums.py",
-               "bleu_core/bootstrap.py", "bleu_core/protocol.py", "bleu_core/compat.py", "pipeline/results.py",
+               "bleu_core/resampling/counter.py", "bleu_core/protocol.py", "bleu_core/compat.py", "pipeline/results.py",
                "pipeline/document.py", "pipeline/score_command.py", "pipeline/report_command.py"]
 #: writers: they write what was scored, and import no scorer
 WRITERS = ["pipeline/outputs.py", "pipeline/ownership.py", "pipeline/document.py"]
-SCORERS = ("bleu_core.scoring", "bleu_core.bleu_score", "bleu_core.bleu", "bleu_core.chrf", "bleu_core.protocol",
-           "bleu_core.bootstrap", "bleu_core.compat")
+SCORERS = ("bleu_core.scoring", "bleu_core.metrics.bleu.score", "bleu_core.metrics.bleu", "bleu_core.metrics.chrf", "bleu_core.protocol",
+           "bleu_core.resampling.counter", "bleu_core.compat")
 
 
 def _imports(path: str):

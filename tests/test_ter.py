@@ -1,4 +1,4 @@
-"""TER (bleu_core.ter, bleu_core._ter): sacrebleu 2.6.0's own expectations, the scalar path, the
+"""TER (bleu_core.metrics.ter, bleu_core.metrics.ter._ter): sacrebleu 2.6.0's own expectations, the scalar path, the
 kernel and sacrebleu agreeing bit for bit (statistics, edit breakdown, scores) on arbitrary text
 with every option, shifts and the candidate cap, the exact reference-length sum, the signature,
 validation and bad rows, and worked examples computed by hand."""
@@ -20,8 +20,8 @@ from sacrebleu.tokenizers.tokenizer_ter import TercomTokenizer
 from bleu_core import __version__
 from bleu_core.errors import BatchInputError
 from bleu_core.protocol import Stat
-from bleu_core.ter import (MAX_REFS, MAX_SHIFT_CANDIDATES, STAT_NAMES, Ter, TerScore, corpus_ter, sentence_ter,
-                           shifted, tercom_words)
+from bleu_core.metrics.ter import MAX_REFS, STAT_NAMES, Ter, TerScore, corpus_ter, sentence_ter
+from bleu_core.metrics.ter.reference import MAX_SHIFT_CANDIDATES, shifted, tercom_words
 
 from .oracle import to_streams
 from .strategies import EDGE

@@ -4,7 +4,7 @@ Each tokenizer has two forms:
 
 * a scalar form, ``tokenizer(line) -> str``, a line-by-line mirror of sacrebleu 2.6.0's
   tokenizer of the same name (the reference path, easy to read and to compare);
-* a batch form, used by :mod:`bleu_core.bleu_batch`, one of three: ``kernel_id`` (the C kernel runs
+* a batch form, used by :mod:`bleu_core.metrics.bleu.kernel`, one of three: ``kernel_id`` (the C kernel runs
   the tokenizer itself, with the Unicode ``flags`` table when it needs one); ``encode_ids``
   (SentencePiece: the whole batch becomes token ids, which the kernel counts); or, for the other
   tokenizers the kernel does not implement (MeCab), ``kernel_id = None`` and the batch path calls
@@ -19,7 +19,7 @@ from typing import Optional
 class Tokenizer:
     #: registry name, e.g. ``"13a"``
     name: str = ""
-    #: id understood by ``bleu_core._bleu`` or ``None``
+    #: id understood by ``bleu_core.metrics.bleu._bleu`` or ``None``
     kernel_id: Optional[int] = None
 
     def signature(self) -> str:

@@ -202,7 +202,7 @@ class Encoded(NamedTuple):
 class TokenizerSPM(Tokenizer):
     """One SentencePiece model, loaded once (see :func:`bleu_core.tokenizers.get_tokenizer`)."""
 
-    kernel_id = None  # the kernel counts the ids of encode_ids (bleu_core._bleu.stats_ids)
+    kernel_id = None  # the kernel counts the ids of encode_ids (bleu_core.metrics.bleu._bleu.stats_ids)
 
     def __init__(self, name: str, model: Optional[str] = None):
         if name not in SPM_MODELS:
@@ -281,7 +281,7 @@ class TokenizerSPM(Tokenizer):
         the lines with a piece that is not a token as it is, e.g. an unknown piece, whose text is
         its surface: the tokens of that piece's text, each the id of the piece it equals or the
         text itself when it equals none)."""
-        from . import _spm_ids  # built with the batch path's kernel (bleu_core.bleu_batch checks that one)
+        from . import _spm_ids  # built with the batch path's kernel (bleu_core.metrics.bleu.kernel checks that one)
 
         lines = distinct.to_pylist()
         lines = [s.lower().rstrip() for s in lines] if lowercase else [s.rstrip() for s in lines]

@@ -1,13 +1,13 @@
 """The vectorised TER path: Arrow arrays in, beambleu's TER statistics matrix out.
 
-The work happens in the compiled kernel ``bleu_core._ter``, which reads the Arrow buffers in
+The work happens in the compiled kernel ``bleu_core.metrics.ter._ter``, which reads the Arrow buffers in
 place and lowercases, removes punctuation, splits, numbers the words and runs the banded edit
 distance and the shift search in one call per batch (see the comment at the top of ``_ter.c``).
 
 Tercom's ``normalized`` rules are the exception: they are a chain of regular-expression
 substitutions over the whole text (entities, punctuation, possessives, periods and commas next to
 digits, CJK ranges), cheap next to the shift search and easy to get subtly wrong in C, so with
-``normalized`` the words are made here by :func:`bleu_core.ter.tercom_words` (each distinct text
+``normalized`` the words are made here by :func:`bleu_core.metrics.ter.tercom_words` (each distinct text
 once; references twice over, as sacrebleu does) and the kernel only splits them. Without it,
 tokenizing twice changes nothing (``str.lower`` is idempotent on every code point, and removing
 punctuation and splitting are too), so the kernel tokenizes references once.
@@ -18,9 +18,9 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from .arrow import (ArrayLike, _as_string, _check_utf8, _list_parts, raise_row_error, require_compiled, string_buffers,
-                    to_arrow)
-from .ter import STATS_WIDTH, tercom_words
+from ...kernels.arrow import (ArrayLike, _as_string, _check_utf8, _list_parts, raise_row_error, require_compiled,
+    string_buffers, to_arrow)
+from .reference import STATS_WIDTH, tercom_words
 
 try:
     from . import _ter
@@ -54,7 +54,7 @@ def ter_batch_stats(candidates: ArrayLike, references, *, case_sensitive: bool =
     ``candidates``: Arrow string array (or a sequence of str); ``references``: Arrow
     list<string> array (or a sequence of sequences), where a null entry is a missing reference
     and ``""`` a real empty one. Returns ``int64[n, 13]`` when ``per_row``, else its column sums
-    (the layout of :mod:`bleu_core.ter`). Raises :class:`BatchInputError` naming the row for a
+    (the layout of :mod:`bleu_core.metrics.ter`). Raises :class:`BatchInputError` naming the row for a
     null candidate, a row without any reference or with more than 8, or text that is not valid
     UTF-8, and OverflowError if a column sum exceeds int64.
     """

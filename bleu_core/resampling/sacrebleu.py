@@ -38,199 +38,31 @@ METHODS = (SACREBLEU, COUNTER)
 BLOCK_COINS = 1 << 22
 
 
-def _kind(metric) -> str:
-    from .bleu import Bleu
-    from .chrf import Chrf
-    from .ter import Ter
-
-    for cls, name in ((Bleu, "bleu"), (Chrf, "chrf"), (Ter, "ter")):
-        if isinstance(metric, cls):
-            return name
-    return "other"
-
-
 def segment_statistics(metric, rows: np.ndarray) -> np.ndarray:
-    """sacrebleu's per-segment statistics of beambleu's ``int64[n, width]`` rows: the rows
-    themselves for BLEU and chrF (the same columns in the same order), ``float64[n, 2]`` for TER
-    (the edits, and the average reference length ``S_k / k`` of a segment with k references, as
-    sacrebleu divides it). A metric sacrebleu does not have keeps its rows."""
-    rows = np.asarray(rows, dtype=np.int64)
-    if _kind(metric) != "ter":
-        return rows
-    from .ter import EDIT_NAMES
-
-    lengths = rows[:, len(EDIT_NAMES):]
-    avg = np.zeros(len(rows), dtype=np.float64)
-    for k in range(lengths.shape[1]):  # one k is non-zero per segment: the sum adds x / k to zeros
-        avg += lengths[:, k] / (k + 1)
-    return np.column_stack([rows[:, 0].astype(np.float64), avg])
-
-
-def _ter_rate(edits, ref_length):
-    if ref_length > 0:
-        rate = edits / ref_length
-    elif edits > 0:
-        rate = 1.0
-    else:
-        rate = 0.0
-    return 100 * rate
+    """sacrebleu's per-segment statistics of beambleu's ``int64[n, width]`` rows (each metric's
+    :meth:`~bleu_core.protocol.Metric.sacrebleu_arithmetic` knows how sacrebleu holds them)."""
+    return metric.sacrebleu_arithmetic().segment_statistics(rows)
 
 
 def replicate_score(metric, sums: np.ndarray):
-    """The score of one bootstrap replicate's float32 sums, computed on numpy float32 scalars
-    as sacrebleu computes it (its result is then a numpy float32 for chrF and TER, a float for
-    BLEU, as in sacrebleu)."""
-    kind = _kind(metric)
-    if kind == "bleu":
-        from .bleu_score import bleu_of_checked
-
-        # the lengths become ints, the n-gram counts stay float32 scalars (sacrebleu's types)
-        values = [int(sums[0]), int(sums[1])] + list(sums[2:])
-        return bleu_of_checked(values, metric.max_ngram_order, metric.smooth_method, metric.smooth_value,
-                               metric.effective_order, metric.weights, None).score
-    if kind == "chrf":
-        return metric._f_score(list(sums))
-    if kind == "ter":
-        return _ter_rate(sums[0], sums[1])
-    return metric.score(np.rint(sums).astype(np.int64)).score
+    """The score of one bootstrap replicate's float32 sums, as sacrebleu computes it."""
+    return metric.sacrebleu_arithmetic().replicate_score(sums)
 
 
 def trial_score(metric, sums: np.ndarray):
-    """The score of one randomization trial's pseudo-system (exact int64 sums; float64 for
-    TER), as sacrebleu scores it."""
-    if _kind(metric) == "ter":
-        return _ter_rate(sums[0], sums[1])
-    return metric.score(sums).score
-
-
-# ----------------------------------------------------------------- vectorised scores
-#
-# The score of many sums at once, equal value for value (and type for type) to calling
-# :func:`replicate_score` (``float32`` sums) or :func:`trial_score` (exact sums) on each row:
-# the rows on the usual path go through numpy with the same operations, in the same order and on
-# the same dtypes as the scalar code (numpy's +, -, *, / are IEEE's on arrays as on scalars, and a
-# Python number meets a float32 array as it meets a float32 scalar); logarithms, exponentials and
-# the sum of the logarithms stay Python's own ``math.log``, ``math.exp`` and ``sum``, mapped over the
-# rows; a row off that path (an order with no candidate n-grams, no matches at all, an empty
-# reference side, BLEU weights, chrF's eps smoothing) is scored by the scalar function.
-
-
-def _bleu_rows(metric, sums: np.ndarray, f32: bool):
-    """(scores as a float64 array, mask of rows left to the scalar function) of BLEU sums."""
-    from .bleu_score import SMOOTH_DEFAULTS
-
-    order = metric.max_ngram_order
-    n = len(sums)
-    lengths = np.trunc(sums[:, :2].astype(np.float64))  # int() of the lengths (exact for float32)
-    sys_len, ref_len = lengths[:, 0], lengths[:, 1]
-    correct = [sums[:, 2 + i] for i in range(order)]
-    total = [sums[:, 2 + order + i] for i in range(order)]
-    method = metric.smooth_method
-    value = metric.smooth_value if metric.smooth_value is not None else SMOOTH_DEFAULTS[method]
-    off = np.zeros(n, dtype=bool) if metric.weights is None else np.ones(n, dtype=bool)
-    off |= ~np.any(np.stack(correct) != 0, axis=0)  # the early stop: the scalar code returns 0.0
-    precisions = []
-    mteval = np.ones(n, dtype=np.float64)
-    for i in range(order):
-        c, t = correct[i], total[i]
-        if method == "add-k" and i > 0:
-            c = c + value
-            t = t + value
-        off |= t == 0  # a break: the effective order, left to the scalar code
-        zero = c == 0
-        with np.errstate(divide="ignore", invalid="ignore"):
-            p = 100.0 * c / t
-            if method == "exp":
-                mteval = np.where(zero, mteval * 2, mteval)
-                m = mteval.astype(np.float32) if f32 else mteval
-                p = np.where(zero, 100.0 / (m * t), p)
-            elif method == "floor":
-                p = np.where(zero, 100.0 * value / t, p)
-            else:
-                p = np.where(zero, 0.0, p)
-        precisions.append(np.asarray(p, dtype=np.float64))
-    on = np.flatnonzero(~off)
-    scores = np.zeros(n, dtype=np.float64)
-    if len(on):
-        prec = np.column_stack([pr[on] for pr in precisions])
-        logs = np.full(prec.shape, -9999999999.0)  # my_log(0.0), which sum() adds as the same number
-        positive = prec != 0
-        logs[positive] = list(map(math.log, prec[positive].tolist()))
-        total_log = np.array(list(map(sum, logs.tolist())), dtype=np.float64)
-        exps = np.array(list(map(math.exp, (total_log / order).tolist())), dtype=np.float64)
-        s, r = sys_len[on], ref_len[on]
-        bp = np.ones(len(on), dtype=np.float64)
-        short = np.flatnonzero(s < r)
-        if len(short):
-            with np.errstate(divide="ignore", invalid="ignore"):
-                arg = (1 - r[short] / s[short]).tolist()
-            bp[short] = [math.exp(a) if s_ > 0 else 0.0 for a, s_ in zip(arg, s[short].tolist())]
-        scores[on] = bp * exps
-    return scores, off
-
-
-def _chrf_rows(metric, sums: np.ndarray):
-    """(scores in the sums' float dtype, mask of rows left to the scalar function) of chrF sums."""
-    n = len(sums)
-    if metric.eps_smoothing:
-        return np.zeros(n, dtype=sums.dtype), np.ones(n, dtype=bool)
-    factor = metric.beta**2
-    off = np.zeros(n, dtype=bool)
-    sum_prec = sum_rec = 0.0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        for i in range(0, sums.shape[1], 3):
-            hyp, ref, match = sums[:, i], sums[:, i + 1], sums[:, i + 2]
-            off |= (hyp <= 0) | (ref <= 0)
-            sum_prec = sum_prec + match / hyp
-            sum_rec = sum_rec + match / ref
-        effective = sums.shape[1] // 3
-        avg_prec = sum_prec / effective
-        avg_rec = sum_rec / effective
-        off |= (avg_prec + avg_rec) == 0
-        f = (1 + factor) * avg_prec * avg_rec
-        f = f / ((factor * avg_prec) + avg_rec)
-        return 100 * f, off
-
-
-def _ter_rows(sums: np.ndarray):
-    edits, ref_length = sums[:, 0], sums[:, 1]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rate = edits / ref_length
-    return 100 * rate, ~(ref_length > 0)
-
-
-def _scores(metric, sums: np.ndarray, one, f32: bool) -> list:
-    """``[one(metric, row) for row in sums]``, vectorised where the rows allow it."""
-    kind = _kind(metric)
-    if kind == "bleu":
-        scores, off = _bleu_rows(metric, sums, f32)
-        out = scores.tolist()
-    elif kind == "chrf":
-        scores, off = _chrf_rows(metric, sums)
-        out = list(scores) if f32 else scores.tolist()
-    elif kind == "ter":
-        scores, off = _ter_rows(sums)
-        out = list(scores) if f32 else scores.tolist()
-    else:
-        return [one(metric, row) for row in sums]
-    for i in np.flatnonzero(off).tolist():
-        out[i] = one(metric, sums[i])
-    return out
+    """The score of one randomization trial's pseudo-system (exact sums), as sacrebleu scores it."""
+    return metric.sacrebleu_arithmetic().trial_score(sums)
 
 
 def replicate_scores(metric, sums: np.ndarray) -> list:
-    """:func:`replicate_score` of every row of ``float32[n, width]`` sums."""
-    return _scores(metric, np.asarray(sums, dtype=np.float32), replicate_score, True)
+    """:func:`replicate_score` of every row of ``float32[n, width]`` sums (vectorised where the
+    metric's arithmetic can, value for value and type for type the same)."""
+    return metric.sacrebleu_arithmetic().replicate_scores(np.asarray(sums, dtype=np.float32))
 
 
 def trial_scores(metric, sums: np.ndarray) -> list:
     """:func:`trial_score` of every row of exact sums (int64, or float64 for TER)."""
-    sums = np.asarray(sums)
-    if _kind(metric) == "ter":
-        return _scores(metric, sums.astype(np.float64), trial_score, False)
-    if _kind(metric) in ("bleu", "chrf") and (sums.size == 0 or np.abs(sums).max() < 2**53):
-        return _scores(metric, sums.astype(np.float64), lambda m, row: trial_score(m, row.astype(np.int64)), False)
-    return [trial_score(metric, row) for row in sums]
+    return metric.sacrebleu_arithmetic().trial_scores(np.asarray(sums))
 
 
 #: most cells of the replicate-by-segment multiplicity matrix held at once by the bootstrap
@@ -314,10 +146,12 @@ def _randomization(metrics: Sequence, base: Sequence[np.ndarray], systems: Seque
     computes them as ``pos @ base + ~pos @ system`` and the opposite; for integer statistics the
     same exact sums come from one float64 product per block for every system and metric,
     ``A = sum(system) + coins @ (base - system)``, ``B = sum(base) - coins @ (base - system)``
-    (exact while the sums stay below 2**52); TER's fractional lengths keep sacrebleu's products."""
+    (exact while the sums stay below 2**52); fractional statistics (TER's average lengths) keep
+    sacrebleu's products."""
     n_rows = len(base[0])
     block = trial_block(n_rows, n)
-    ints = [_kind(m) != "ter" and _exact_in_float64(base[i], *(s[i] for s in systems)) for i, m in enumerate(metrics)]
+    ints = [base[i].dtype.kind in "iu" and _exact_in_float64(base[i], *(s[i] for s in systems))
+            for i in range(len(metrics))]
     columns, at, width = [], {}, 0
     for k, system in enumerate(systems):
         for m in range(len(metrics)):

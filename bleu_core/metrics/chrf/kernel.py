@@ -1,6 +1,6 @@
 """The vectorised chrF / chrF++ path: Arrow arrays in, sacrebleu's chrF statistics matrix out.
 
-The work happens in the compiled kernel ``bleu_core._chrf``, which reads the Arrow buffers in
+The work happens in the compiled kernel ``bleu_core.metrics.chrf._chrf``, which reads the Arrow buffers in
 place and decodes, lowercases, splits and counts character and word n-grams in one call per
 batch (see the comment at the top of ``_chrf.c``); Python touches only the arrays.
 """
@@ -12,7 +12,8 @@ from typing import List
 
 import numpy as np
 
-from .arrow import ArrayLike, _list_parts, raise_row_error, require_compiled, stats_many, string_buffers, to_arrow
+from ...kernels.arrow import (ArrayLike, _list_parts, raise_row_error, require_compiled, stats_many, string_buffers,
+    to_arrow)
 
 try:
     from . import _chrf

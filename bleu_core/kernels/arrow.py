@@ -2,7 +2,7 @@
 buffers a compiled kernel reads in place out (UTF-8 data, int64 offsets, validity), and a
 kernel's bad-row error as :class:`~bleu_core.errors.BatchInputError`.
 
-Used by BLEU's (:mod:`bleu_core.bleu_batch`) and chrF's (:mod:`bleu_core.chrf_batch`) batch paths
+Used by BLEU's (:mod:`bleu_core.metrics.bleu.kernel`) and chrF's (:mod:`bleu_core.metrics.chrf.kernel`) batch paths
 and by the pipeline; nothing here knows a metric.
 """
 
@@ -14,7 +14,7 @@ from typing import Callable, List, Optional, Sequence, Tuple, Union
 import numpy as np
 import pyarrow as pa
 
-from .errors import BatchInputError
+from ..errors import BatchInputError
 
 ArrayLike = Union[pa.Array, pa.ChunkedArray, Sequence]
 
@@ -24,7 +24,7 @@ def require_compiled(module, error: Optional[BaseException], what: str = "kernel
     failed with ``error``) is missing: a source folder needs an editable build, an installed
     package a reinstall. ``what`` names it in the message (``kernel``, ``chrF kernel``)."""
     if module is None:  # pragma: no cover
-        here = Path(__file__).resolve().parent
+        here = Path(__file__).resolve().parent.parent  # the package folder, bleu_core/
         if (here.parent / "setup.py").is_file():  # a source checkout, not an installed package
             raise ImportError(
                 f"bleu_core was imported from the source folder {here}, which has no compiled {what}: run "

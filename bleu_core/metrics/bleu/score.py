@@ -15,10 +15,10 @@ import operator
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence
 
-from .protocol import Score
-from .signature import SignatureFields
+from ...protocol import Score
+from ...signature import SignatureFields
 
-from .sums import INT64_MAX
+from ...sums import INT64_MAX
 
 SMOOTH_DEFAULTS: Dict[str, Optional[float]] = {
     # defaults from Chen & Cherry (2014), as in sacrebleu

@@ -1,9 +1,9 @@
 """BLEU's vectorised batch path: Arrow arrays in, an ``int64[n, 2+2N]`` matrix (or its sum) out.
 
-The work happens in BLEU's compiled kernel ``bleu_core._bleu``, which reads the Arrow buffers
+The work happens in BLEU's compiled kernel ``bleu_core.metrics.bleu._bleu``, which reads the Arrow buffers
 in place (UTF-8 data, offsets, validity) and tokenizes, splits, interns and counts n-grams in
 one call per batch; Python touches only the arrays, never a token. The Arrow marshalling it
-shares with the other metrics is in :mod:`bleu_core.arrow`.
+shares with the other metrics is in :mod:`bleu_core.kernels.arrow`.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from typing import List, Optional
 import numpy as np
 import pyarrow as pa
 
-from .arrow import (ArrayLike, _as_string, _check_utf8, _list_parts, raise_row_error, require_compiled, stats_many,
-                    string_buffers, to_arrow)
-from .tokenizers import get_tokenizer
+from ...kernels.arrow import (ArrayLike, _as_string, _check_utf8, _list_parts, raise_row_error, require_compiled,
+    stats_many, string_buffers, to_arrow)
+from ...tokenizers import get_tokenizer
 
 try:
     from . import _bleu

@@ -18,14 +18,14 @@ from typing import Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .bleu_score import BleuScore, check_stats, compute_bleu, stat_names
-from .sums import checked_add
+from .score import BleuScore, check_stats, compute_bleu, stat_names
+from ...sums import checked_add
 
 
 class BleuStats:
     """A BLEU statistics vector (int64, sacrebleu's layout) that adds.
 
-    The constructor validates its input (:func:`bleu_core.bleu_score.check_stats`: integers in
+    The constructor validates its input (:func:`bleu_core.metrics.bleu.score.check_stats`: integers in
     0 .. 2**63 - 1, ``matches_n <= totals_n``, 2 + 2N values); ``+`` and :meth:`sum` raise
     OverflowError rather than wrap.
 
@@ -101,7 +101,7 @@ class BleuStats:
 
     def score(self, **options) -> BleuScore:
         """Brevity penalty and geometric mean, applied once, on these totals. ``options`` are
-        :func:`~bleu_core.bleu_score.compute_bleu`'s keywords (``smooth_method``, ``smooth_value``,
+        :func:`~bleu_core.metrics.bleu.score.compute_bleu`'s keywords (``smooth_method``, ``smooth_value``,
         ``effective_order``, ``weights``, ``signature``); the order is these statistics'."""
         return compute_bleu(self.vector, max_ngram_order=self.max_ngram_order, **options)
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import math
 import operator
-import string
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -33,64 +32,18 @@ from typing import List
 import numpy as np
 import pyarrow as pa
 
-from .protocol import Metric, Score, Stat, checked_pairs, nrefs_label
-from .registry import Option
-from .signature import SignatureFields
-from .sums import check_int64, statistics_values
-
-#: sacrebleu's stand-in for an undefined precision, recall or per-order F-score
-EPS = 1e-16
-
-#: the marks chrF++ splits off a word (``string.punctuation``, as in sacrebleu)
-PUNCTUATION = frozenset(string.punctuation)
-
-
-# ----------------------------------------------------------------------------- the definition
-
-
-def char_ngrams(text: str, n: int) -> Counter:
-    """The character n-grams of ``text`` (runs of ``n`` code points), counted."""
-    return Counter(text[i : i + n] for i in range(len(text) - n + 1))
-
-
-def split_words(text: str) -> list[str]:
-    """chrF++'s words: whitespace-separated tokens, with a punctuation mark at the end of a
-    token (or, failing that, at its start) made a word of its own. Only one mark is split off:
-    ``"(hi)"`` gives ``"(hi"`` and ``")"``, as in sacrebleu."""
-    words = []
-    for token in text.split():
-        if len(token) > 1 and token[-1] in PUNCTUATION:
-            words += [token[:-1], token[-1]]
-        elif len(token) > 1 and token[0] in PUNCTUATION:
-            words += [token[0], token[1:]]
-        else:
-            words.append(token)
-    return words
-
-
-def word_ngrams(words: Sequence[str], n: int) -> Counter:
-    """The word n-grams of ``words`` (tuples of ``n`` consecutive words), counted."""
-    return Counter(tuple(words[i : i + n]) for i in range(len(words) - n + 1))
-
-
-def order_stats(hyp: Counter, ref: Counter) -> list[int]:
-    """``[hyp, ref, match]`` for one order: n-gram totals and the size of the multiset
-    intersection. A reference without n-grams of this order leaves nothing to match, and the
-    candidate's n-grams are then not counted either."""
-    match = sum(min(count, ref[gram]) for gram, count in hyp.items())
-    return [sum(hyp.values()) if ref else 0, sum(ref.values()), match]
-
+from ...protocol import Metric, Option, Stat, checked_pairs
+from ...sums import check_int64, statistics_values
+from .kernel import chrf_batch_stats, chrf_batch_stats_many
+from .resampling import ChrfArithmetic
+from .reference import char_ngrams, order_stats, split_words, word_ngrams
+from .score import ChrfScore, ChrfSignature, chrf_name, f_score
 
 # ----------------------------------------------------------------------------- the metric
 
 
 #: highest character or word order accepted (BLEU's limit too): the statistics have 3 columns per order
 MAX_ORDER = 64
-
-
-def chrf_name(beta: int, word_order: int) -> str:
-    """sacrebleu's score name: ``chrF2``, and one ``+`` per word order (``chrF2++``)."""
-    return f"chrF{beta}" + "+" * word_order
 
 
 @dataclass(frozen=True)
@@ -218,15 +171,11 @@ class Chrf(Metric):
 
     def batch_stats(self, candidates, references, per_row: bool = True) -> np.ndarray:
         """``int64[n, width]`` (or its column sums) with the compiled kernel."""
-        from .chrf_batch import chrf_batch_stats
-
         return chrf_batch_stats(candidates, references, per_row=per_row, **asdict(self))
 
     def batch_stats_many(self, systems, references, per_row: bool = True) -> List[np.ndarray]:
         """Each system's :meth:`batch_stats`, the references prepared once per row for all of
-        them (see :func:`bleu_core.chrf_batch.chrf_batch_stats_many`)."""
-        from .chrf_batch import chrf_batch_stats_many
-
+        them (see :func:`bleu_core.metrics.chrf.kernel.chrf_batch_stats_many`)."""
         return chrf_batch_stats_many(systems, references, per_row=per_row, **asdict(self))
 
     # -- scores ----------------------------------------------------------------------------------
@@ -258,34 +207,7 @@ class Chrf(Metric):
         undefined). With ``eps_smoothing`` the score is the mean of the per-order F-beta
         scores. Otherwise precision and recall are each averaged over the orders where both
         texts have n-grams (the effective order), and F-beta is taken of the two averages."""
-        return self._f_score(self.check_stats(stats).tolist())
-
-    def _f_score(self, values: list[int]) -> float:
-        """:meth:`f_score` of statistics already checked."""
-        factor = self.beta**2
-        sum_f = 0.0
-        sum_prec, sum_rec, effective = 0.0, 0.0, 0
-        for i in range(0, len(values), 3):
-            hyp, ref, match = values[i : i + 3]
-            prec = match / hyp if hyp > 0 else EPS
-            rec = match / ref if ref > 0 else EPS
-            denom = factor * prec + rec
-            sum_f += (1 + factor) * prec * rec / denom if denom > 0 else EPS
-            if hyp > 0 and ref > 0:
-                sum_prec += prec
-                sum_rec += rec
-                effective += 1
-        if self.eps_smoothing:
-            return 100 * sum_f / self.orders
-        if effective == 0:
-            return 0.0
-        avg_prec = sum_prec / effective
-        avg_rec = sum_rec / effective
-        if not avg_prec + avg_rec:
-            return 0.0
-        f = (1 + factor) * avg_prec * avg_rec
-        f /= (factor * avg_prec) + avg_rec
-        return 100 * f
+        return f_score(self.check_stats(stats).tolist(), self.beta, self.eps_smoothing)
 
     def signature(self, nrefs, n_bootstrap: int | None = None, seed: int | None = None) -> ChrfSignature:
         return ChrfSignature(self, nrefs, n_bootstrap, seed)
@@ -295,7 +217,11 @@ class Chrf(Metric):
         when ``n_bootstrap`` is given)."""
         values = self.check_stats(stats).tolist()
         sig = None if nrefs is None else self.signature(nrefs, n_bootstrap, seed)
-        return ChrfScore(self._f_score(values), values, self.char_order, self.word_order, self.beta).sign(sig)
+        return ChrfScore(f_score(values, self.beta, self.eps_smoothing), values, self.char_order, self.word_order, self.beta).sign(sig)
+
+    def sacrebleu_arithmetic(self) -> ChrfArithmetic:
+        """How sacrebleu's resampling holds and scores these statistics (``resampling.py``)."""
+        return ChrfArithmetic(self)
 
     def table_columns(self) -> list[tuple[str, pa.DataType, object]]:
         """``score``, ``signature``, then the statistics under their :meth:`stat_names`
@@ -304,51 +230,6 @@ class Chrf(Metric):
         columns = [("score", pa.float64(), operator.itemgetter("score")),
                    ("signature", pa.string(), operator.methodcaller("get", "signature"))]
         return columns + [(name, pa.int64(), Stat(i)) for i, name in enumerate(self.stat_names())]
-
-
-class ChrfSignature(SignatureFields):
-    """sacrebleu's chrF signature, field for field, with our version:
-    ``nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:beambleu-0.1.0`` (``bs``/``seed``
-    after ``nrefs`` when bootstrapping)."""
-
-    def __init__(self, metric: Chrf, nrefs, n_bootstrap: int | None = None, seed: int | None = None):
-        super().__init__(nrefs_label(nrefs), n_bootstrap, seed, case="lc" if metric.lowercase else "mixed",
-                         eff="no" if metric.eps_smoothing else "yes", nc=metric.char_order, nw=metric.word_order,
-                         space="yes" if metric.whitespace else "no")
-
-    ABBR = {**SignatureFields.ABBR, "case": "c", "eff": "e", "space": "s"}
-
-
-@dataclass
-class ChrfScore(Score):
-    """A chrF score (0-100) and the statistics it came from (``stats``: ``[hyp, ref, match]``
-    per order, character orders first)."""
-
-    score: float
-    stats: list[int]
-    char_order: int
-    word_order: int
-    beta: int
-    signature: str | None = None
-
-    @property
-    def name(self) -> str:
-        return chrf_name(self.beta, self.word_order)
-
-    @property
-    def hyp_counts(self) -> list[int]:
-        return list(self.stats[0::3])
-
-    @property
-    def ref_counts(self) -> list[int]:
-        return list(self.stats[1::3])
-
-    @property
-    def matches(self) -> list[int]:
-        return list(self.stats[2::3])
-
-    def stat_fields(self) -> dict:
-        return dict(hyp_counts=self.hyp_counts, ref_counts=self.ref_counts, matches=self.matches)
 
 
 # ----------------------------------------------------------------------------- functions

@@ -9,14 +9,14 @@ from typing import Iterable, List, Optional, Sequence, Tuple
 import numpy as np
 import pyarrow as pa
 
-from .bleu_batch import batch_stats, batch_stats_many
-from .bleu_score import (SMOOTH_DEFAULTS, BleuScore, BleuSignature, bleu_of_checked, check_order, check_smoothing,
-                         check_stats, check_weights, stat_names)
-from .bleu_stats import BleuStats, scalar_stats
-from .protocol import Metric, Stat, nrefs_label
-from .registry import Option
-from .tokenizers import TOKENIZERS, check_spm_model, check_tokenizer_name, default_tokenizer, get_tokenizer
-from .tokenizers.tokenizer_spm import is_url, local_path
+from .kernel import batch_stats, batch_stats_many
+from .score import (SMOOTH_DEFAULTS, BleuScore, BleuSignature, bleu_of_checked, check_order, check_smoothing,
+    check_stats, check_weights, stat_names)
+from .resampling import BleuArithmetic
+from .reference import BleuStats, scalar_stats
+from ...protocol import Metric, Option, Stat, nrefs_label
+from ...tokenizers import TOKENIZERS, check_spm_model, check_tokenizer_name, default_tokenizer, get_tokenizer
+from ...tokenizers.tokenizer_spm import is_url, local_path
 
 @dataclass(frozen=True)
 class Bleu(Metric):
@@ -163,6 +163,10 @@ class Bleu(Metric):
         """Per-pair scores use effective order, as ``sacrebleu -sl`` and ``sentence_bleu`` do."""
         return self if self.effective_order else replace(self, effective_order=True)
 
+    def sacrebleu_arithmetic(self) -> BleuArithmetic:
+        """How sacrebleu's resampling holds and scores these statistics (``resampling.py``)."""
+        return BleuArithmetic(self)
+
     def table_columns(self) -> List[Tuple[str, pa.DataType, object]]:
         order = self.max_ngram_order  # statistics: [sys_len, ref_len, counts_1..N, totals_1..N]
         cols = [("score", pa.float64(), "score"), ("bp", pa.float64(), "bp"), ("ratio", pa.float64(), "ratio"),
@@ -177,7 +181,7 @@ class Bleu(Metric):
     # -- statistics ------------------------------------------------------------------------
 
     def batch_stats(self, candidates, references, per_row: bool = True, _stop_after: int = 3) -> np.ndarray:
-        """Statistics of one batch with the vectorised kernel (see :func:`bleu_core.bleu_batch.batch_stats`)."""
+        """Statistics of one batch with the vectorised kernel (see :func:`bleu_core.metrics.bleu.kernel.batch_stats`)."""
         return batch_stats(
             candidates,
             references,
@@ -191,7 +195,7 @@ class Bleu(Metric):
 
     def batch_stats_many(self, systems, references, per_row: bool = True) -> List[np.ndarray]:
         """Each system's :meth:`batch_stats`, the references tokenized once per row for all of them
-        (see :func:`bleu_core.bleu_batch.batch_stats_many`)."""
+        (see :func:`bleu_core.metrics.bleu.kernel.batch_stats_many`)."""
         return batch_stats_many(systems, references, tokenize=self.tokenize, lowercase=self.lowercase,
                                 max_ngram_order=self.max_ngram_order, per_row=per_row, spm_model=self.spm_model)
 

@@ -1,0 +1,98 @@
+"""BLEU under sacrebleu's resampling (:mod:`bleu_core.resampling.sacrebleu`): sacrebleu holds BLEU's
+per-segment statistics in beambleu's columns and order, and scores a replicate's float32 sums with
+the lengths made ints and the n-gram counts left float32 scalars."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...protocol import SacrebleuArithmetic
+from .score import SMOOTH_DEFAULTS, bleu_of_checked
+
+__all__ = ["BleuArithmetic", "bleu_rows"]
+
+
+# The score of many sums at once, equal value for value (and type for type) to calling
+# :func:`replicate_score` (``float32`` sums) or :func:`trial_score` (exact sums) on each row:
+# the rows on the usual path go through numpy with the same operations, in the same order and on
+# the same dtypes as the scalar code (numpy's +, -, *, / are IEEE's on arrays as on scalars, and a
+# Python number meets a float32 array as it meets a float32 scalar); logarithms, exponentials and
+# the sum of the logarithms stay Python's own ``math.log``, ``math.exp`` and ``sum``, mapped over the
+# rows; a row off that path (an order with no candidate n-grams, no matches at all, an empty
+# reference side, BLEU weights, chrF's eps smoothing) is scored by the scalar function.
+
+
+def bleu_rows(metric, sums: np.ndarray, f32: bool):
+    """(scores as a float64 array, mask of rows left to the scalar function) of BLEU sums."""
+    order = metric.max_ngram_order
+    n = len(sums)
+    lengths = np.trunc(sums[:, :2].astype(np.float64))  # int() of the lengths (exact for float32)
+    sys_len, ref_len = lengths[:, 0], lengths[:, 1]
+    correct = [sums[:, 2 + i] for i in range(order)]
+    total = [sums[:, 2 + order + i] for i in range(order)]
+    method = metric.smooth_method
+    value = metric.smooth_value if metric.smooth_value is not None else SMOOTH_DEFAULTS[method]
+    off = np.zeros(n, dtype=bool) if metric.weights is None else np.ones(n, dtype=bool)
+    off |= ~np.any(np.stack(correct) != 0, axis=0)  # the early stop: the scalar code returns 0.0
+    precisions = []
+    mteval = np.ones(n, dtype=np.float64)
+    for i in range(order):
+        c, t = correct[i], total[i]
+        if method == "add-k" and i > 0:
+            c = c + value
+            t = t + value
+        off |= t == 0  # a break: the effective order, left to the scalar code
+        zero = c == 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            p = 100.0 * c / t
+            if method == "exp":
+                mteval = np.where(zero, mteval * 2, mteval)
+                m = mteval.astype(np.float32) if f32 else mteval
+                p = np.where(zero, 100.0 / (m * t), p)
+            elif method == "floor":
+                p = np.where(zero, 100.0 * value / t, p)
+            else:
+                p = np.where(zero, 0.0, p)
+        precisions.append(np.asarray(p, dtype=np.float64))
+    on = np.flatnonzero(~off)
+    scores = np.zeros(n, dtype=np.float64)
+    if len(on):
+        prec = np.column_stack([pr[on] for pr in precisions])
+        logs = np.full(prec.shape, -9999999999.0)  # my_log(0.0), which sum() adds as the same number
+        positive = prec != 0
+        logs[positive] = list(map(math.log, prec[positive].tolist()))
+        total_log = np.array(list(map(sum, logs.tolist())), dtype=np.float64)
+        exps = np.array(list(map(math.exp, (total_log / order).tolist())), dtype=np.float64)
+        s, r = sys_len[on], ref_len[on]
+        bp = np.ones(len(on), dtype=np.float64)
+        short = np.flatnonzero(s < r)
+        if len(short):
+            with np.errstate(divide="ignore", invalid="ignore"):
+                arg = (1 - r[short] / s[short]).tolist()
+            bp[short] = [math.exp(a) if s_ > 0 else 0.0 for a, s_ in zip(arg, s[short].tolist())]
+        scores[on] = bp * exps
+    return scores, off
+
+
+class BleuArithmetic(SacrebleuArithmetic):
+    """BLEU's statistics as sacrebleu resamples them."""
+
+    def replicate_score(self, sums: np.ndarray):
+        m = self.metric
+        # the lengths become ints, the n-gram counts stay float32 scalars (sacrebleu's types)
+        values = [int(sums[0]), int(sums[1])] + list(sums[2:])
+        return bleu_of_checked(values, m.max_ngram_order, m.smooth_method, m.smooth_value, m.effective_order,
+                               m.weights, None).score
+
+    def replicate_scores(self, sums: np.ndarray) -> list:
+        scores, off = bleu_rows(self.metric, sums, True)
+        return self.fill(scores.tolist(), off, self.replicate_score, sums)
+
+    def trial_scores(self, sums: np.ndarray) -> list:
+        if sums.size and np.abs(sums).max() >= 2**53:
+            return super().trial_scores(sums)
+        f64 = sums.astype(np.float64)
+        scores, off = bleu_rows(self.metric, f64, False)
+        return self.fill(scores.tolist(), off, lambda row: self.trial_score(row.astype(np.int64)), f64)
