@@ -180,7 +180,7 @@ class Bleu(Metric):
 
     # -- statistics ------------------------------------------------------------------------
 
-    def batch_stats(self, candidates, references, per_row: bool = True, _stop_after: int = 3) -> np.ndarray:
+    def batch_stats(self, candidates, references, per_row: bool = True) -> np.ndarray:
         """Statistics of one batch with the vectorised kernel (see :func:`bleu_core.metrics.bleu.kernel.batch_stats`)."""
         return batch_stats(
             candidates,
@@ -190,7 +190,6 @@ class Bleu(Metric):
             max_ngram_order=self.max_ngram_order,
             per_row=per_row,
             spm_model=self.spm_model,
-            _stop_after=_stop_after,
         )
 
     def batch_stats_many(self, systems, references, per_row: bool = True) -> List[np.ndarray]:
