@@ -3,8 +3,8 @@
 :class:`InputError` carries the file (when known), the row, the column and the reason, and its
 text is one line. The batch paths do not know the file, nor where their batch starts in it:
 they raise :class:`BatchInputError` with the row in the batch, and whoever knows more adds it
-with :meth:`InputError.located`. The command line's own input errors (``beambleu.textfiles``'
-``InputError``, ``beambleu.inputs``' ``PipelineInputError``) are subclasses with their own text.
+with :meth:`InputError.located`. The command line's own input errors (``beambleu.io.textfiles``'
+``InputError``, ``beambleu.io.inputs``' ``PipelineInputError``) are subclasses with their own text.
 """
 
 from __future__ import annotations

@@ -205,7 +205,7 @@ LAUNCHER_ONLY = {"progress", "verbose", "detach"}
 def _run_options() -> Dict[str, argparse.Action]:
     """{underscore name: argparse action} for every BeamBleuOptions option."""
     sys.path.insert(0, str(REPO))
-    from beambleu.options import BeamBleuOptions
+    from beambleu.commands.run_options import BeamBleuOptions
 
     parser = argparse.ArgumentParser(add_help=False)
     BeamBleuOptions._add_argparse_args(parser)
@@ -239,10 +239,10 @@ def _render(value, indent: str = "") -> str:
 
 def metadata_text(text: str) -> str:
     """metadata.json (``text``) with its metric parameters as the metric registry declares them
-    (:func:`beambleu.metric_options.template_parameters`): the file's other parameters are kept in their order,
+    (:func:`beambleu.commands.metric_options.template_parameters`): the file's other parameters are kept in their order,
     and the metric ones follow ``overwrite``."""
     sys.path.insert(0, str(REPO))
-    from beambleu.metric_options import template_parameters
+    from beambleu.commands.metric_options import template_parameters
 
     meta = json.loads(text)
     generated = template_parameters()

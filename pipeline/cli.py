@@ -17,44 +17,18 @@ import re
 import sys
 from typing import List, Optional, Tuple
 
+from bleu_core.version import __version__
+
+from .errors import Parser
+
 EPILOG = ("Exit codes: 0 done; 1 bad input (one line naming the file, line or row, and column) or an "
           "unexpected error; 2 bad usage (options, output paths, a missing extra); 130 interrupted. Nothing "
           "is written unless everything is. An unexpected error is shown as one line: set BEAMBLEU_DEBUG=1 "
           "to see its traceback.")
 
 
-class Parser(argparse.ArgumentParser):
-    """``argparse`` without abbreviations: ``allow_abbrev=False`` (``--lower`` is not
-    ``--lowercase``) and, which that flag does not do in Python 3.11, no prefix matching of
-    single-dash options either (``-l`` is not ``-lc``, ``-t`` not ``-tok``: sacrebleu's
-    ``-l en-de`` must not mean lowercased BLEU). A one-letter option still takes an attached
-    value (``-sexp``) and one-letter flags still combine (``-bq``). Subparsers are of this class
-    too."""
-
-    def __init__(self, *args, **kwargs):
-        kwargs["allow_abbrev"] = False
-        super().__init__(*args, **kwargs)
-
-    def error(self, message):
-        """Bad usage is one line (the house rule; argparse would print the usage block first) and
-        exit code 2; ``--help`` shows the usage."""
-        self.exit(2, f"{self.prog}: error: {message} (--help shows the usage)\n")
-
-    def _get_option_tuples(self, option_string):
-        found = super()._get_option_tuples(option_string)
-        if option_string[1:2] in self.prefix_chars:  # --long: allow_abbrev=False already matched nothing
-            return found
-        return [t for t in found if t[1] == option_string[:2]]  # -x with an attached value only
-
-
-def _version() -> str:
-    from bleu_core import __version__
-
-    return __version__
-
-
 def make_parser(with_run: bool = True) -> argparse.ArgumentParser:
-    from . import convert_command, report_command, score_command
+    from .commands import convert as convert_command, report as report_command, score as score_command
 
     parser = Parser(
         prog="beambleu",
@@ -62,7 +36,7 @@ def make_parser(with_run: bool = True) -> argparse.ArgumentParser:
                     "to billions of pairs.",
         epilog=EPILOG,
     )
-    parser.add_argument("--version", "-V", action="version", version=f"beambleu {_version()}")
+    parser.add_argument("--version", "-V", action="version", version=f"beambleu {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     score_command.build_parser(sub.add_parser(
         "score", help="sacrebleu's command line: score system outputs against references or a test set",
@@ -70,11 +44,11 @@ def make_parser(with_run: bool = True) -> argparse.ArgumentParser:
                     "against reference files (or a sacrebleu test set, -t/-l), with sacrebleu's flags and outputs.",
         epilog=EPILOG))
     if with_run:
-        from .stderr_filter import quiet_logging
+        from .commands.stderr_filter import quiet_logging
 
         with quiet_logging():  # what Beam logs when it is imported is not beambleu's to show
             import apache_beam  # noqa: F401
-        from . import run_command
+        from .commands import run as run_command
 
         run_command.build_parser(sub.add_parser(
             "run", help="score Parquet shards with the Apache Beam pipeline, per group too",
@@ -123,7 +97,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     if args.command != "run":
         return _execute(args, extra, None)[0]
-    from .stderr_filter import StderrFilter
+    from .commands.stderr_filter import StderrFilter
 
     filt = StderrFilter(enabled=not args.verbose)
     with filt:
@@ -135,18 +109,18 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 def _dispatch(args, extra) -> int:
     if args.command == "score":
-        from . import score_command
+        from .commands import score as score_command
 
         return score_command.run(args)
     if args.command == "convert":
-        from . import convert_command
+        from .commands import convert as convert_command
 
         return convert_command.run(args)
     if args.command == "report":
-        from . import report_command
+        from .commands import report as report_command
 
         return report_command.run(args)
-    from . import run_command
+    from .commands import run as run_command
 
     return run_command.run(args, extra)
 
@@ -158,12 +132,12 @@ def _execute(args, extra, filt) -> Tuple[int, bool]:
     from bleu_core.tokenizers.tokenizer_spm import ModelError
 
     from .errors import OutputError, UsageError
-    from .ownership import UnsafeOutput
-    from .textfiles import InputError
+    from .io.ownership import UnsafeOutput
+    from .io.textfiles import InputError
 
     input_errors: tuple = (InputError, BatchInputError, ModelError, OutputError)
     if args.command == "run":
-        from .inputs import PipelineInputError
+        from .io.inputs import PipelineInputError
 
         input_errors += (PipelineInputError,)
     try:

@@ -4,11 +4,21 @@
 * :class:`OutputError`: the outputs could not be written, e.g. on a full disk (exit 1);
 * bad input is a :class:`bleu_core.errors.InputError`: ``textfiles.InputError`` /
   ``inputs.PipelineInputError`` / ``bleu_core.errors.BatchInputError`` (exit 1).
+
+And how bad usage is said: :class:`Parser` (argparse, one line and exit 2, no abbreviations) and
+the argparse value types the commands share (each refuses a bad value with argparse's one line).
 """
 
+from __future__ import annotations
+
+import argparse
 import contextlib
 import signal
 import threading
+from typing import Callable
+
+__all__ = ["OutputError", "Parser", "Terminated", "UsageError", "int_at_least", "positive_seconds",
+           "terminate_as_interrupt"]
 
 
 class UsageError(ValueError):
@@ -41,3 +51,53 @@ def terminate_as_interrupt():
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+class Parser(argparse.ArgumentParser):
+    """``argparse`` without abbreviations: ``allow_abbrev=False`` (``--lower`` is not
+    ``--lowercase``) and, which that flag does not do in Python 3.11, no prefix matching of
+    single-dash options either (``-l`` is not ``-lc``, ``-t`` not ``-tok``: sacrebleu's
+    ``-l en-de`` must not mean lowercased BLEU). A one-letter option still takes an attached
+    value (``-sexp``) and one-letter flags still combine (``-bq``). Subparsers are of this class
+    too."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs["allow_abbrev"] = False
+        super().__init__(*args, **kwargs)
+
+    def error(self, message):
+        """Bad usage is one line (the house rule; argparse would print the usage block first) and
+        exit code 2; ``--help`` shows the usage."""
+        self.exit(2, f"{self.prog}: error: {message} (--help shows the usage)\n")
+
+    def _get_option_tuples(self, option_string):
+        found = super()._get_option_tuples(option_string)
+        if option_string[1:2] in self.prefix_chars:  # --long: allow_abbrev=False already matched nothing
+            return found
+        return [t for t in found if t[1] == option_string[:2]]  # -x with an attached value only
+
+
+def int_at_least(minimum: int, what: str = "") -> Callable[[str], int]:
+    """An integer type refusing values below ``minimum``: "must be at least M, got N", or with
+    ``what`` ("resamples"), "needs at least M resamples, got N"."""
+
+    def parse(value: str) -> int:
+        n = int(value)
+        if n < minimum:
+            raise argparse.ArgumentTypeError(f"needs at least {minimum} {what}, got {n}" if what
+                                             else f"must be at least {minimum}, got {n}")
+        return n
+
+    parse.__name__ = "int"  # argparse names the type in "invalid int value: 'x'"
+    return parse
+
+
+def positive_seconds(value: str) -> float:
+    """A duration: a finite number of seconds above 0."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = float("nan")
+    if not 0 < seconds < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {value!r}")
+    return seconds

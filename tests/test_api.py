@@ -73,8 +73,8 @@ def test_invalid_utf8_is_reported_not_decoded():
 def test_input_errors_share_one_base_and_keep_their_text():
     """bleu_core.errors.InputError is the base of every input error; each keeps its own text, and
     located() places a batch's error in its file without touching the original."""
-    from beambleu.inputs import ERROR_MARK, PipelineInputError
-    from beambleu.textfiles import InputError as TextInputError
+    from beambleu.io.inputs import ERROR_MARK, PipelineInputError
+    from beambleu.io.textfiles import InputError as TextInputError
     from bleu_core.errors import InputError
 
     err = BatchInputError(2, "references", "invalid UTF-8", 1)

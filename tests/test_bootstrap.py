@@ -489,8 +489,8 @@ def test_confidence_accumulators_stay_o_of_b():
     """The accumulator of a group holds B replicate vectors, whatever the corpus size."""
     import pyarrow as pa
 
-    from beambleu import accumulate as acc_ops
-    from beambleu import grouptable
+    from beambleu.groups import accumulate as acc_ops
+    from beambleu.groups import grouptable
 
     assert acc_ops.width(10, 1000) == 10 * 1001 + 3  # BLEU-4: 10 statistics
     a = acc_ops.from_totals(np.arange(10), np.array([2, 2]), np.ones((3, 10), np.int64))

@@ -12,8 +12,8 @@ import pytest
 beam = pytest.importorskip("apache_beam")
 
 from bleu_core import Bleu, corpus_bleu  # noqa: E402
-from beambleu import accumulate as acc_ops  # noqa: E402
-from beambleu.grouptable import GroupTableCombineFn  # noqa: E402
+from beambleu.groups import accumulate as acc_ops  # noqa: E402
+from beambleu.beam.combine import GroupTableCombineFn  # noqa: E402
 from beambleu.transforms import CORPUS_KEY, ComputeBleu, bleu_dict, corpus_table  # noqa: E402
 
 from .oracle import REPO  # noqa: E402

@@ -254,7 +254,7 @@ def test_retry_notes_from_two_threads_are_whole_lines(monkeypatch):
     line)."""
     import threading
 
-    from beambleu.inputs import _RetryNotes
+    from beambleu.io.inputs import _RetryNotes
 
     class Yielding:
         def __init__(self):

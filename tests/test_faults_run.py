@@ -133,7 +133,7 @@ def test_overwrite_refuses_a_beambleu_directory_holding_user_files(tmp_path):
 # ---------------------------------------------------------------- all outputs or none ---
 
 def test_failure_while_writing_the_group_table_leaves_nothing(tmp_path, monkeypatch):
-    from beambleu import outputs
+    from beambleu.io import outputs
 
     def broken(self, table):
         raise OSError(28, "No space left on device")
@@ -746,7 +746,7 @@ def test_job_endpoint_that_does_not_answer_is_one_line_in_bounded_time(tmp_path)
 
 _LATE_THREAD = """
 import sys, threading, time
-import beambleu.run_command as run_command
+import beambleu.commands.run as run_command
 
 def failing_run(args, extra):
     # what Beam's SubprocessServer leaves behind when a job server fails to start: gRPC's

@@ -1,4 +1,4 @@
-"""beambleu.grouptable: exact block merges against a pure-Python group-by, stable shards, sorted parts."""
+"""beambleu.groups.grouptable: exact block merges against a pure-Python group-by, stable shards, sorted parts."""
 
 import os
 import pickle
@@ -14,7 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from beambleu import grouptable as gt
+from beambleu.beam.combine import GroupTableCombineFn
+from beambleu.groups import grouptable as gt
 
 ROOT = Path(__file__).resolve().parents[1]
 K = 4  # statistics per pair in these tests; accumulator width K + 3
@@ -110,7 +111,7 @@ def test_blocks_merged_in_any_order_equal_a_python_group_by(case, rnd):
     assert table_rows(merged) == expected
     assert merged.names == names
     # the same through the CombineFn, with compaction after every block and accumulators pickled
-    fn = gt.GroupTableCombineFn(min_pending_bytes=rnd.choice([0, 1 << 30]), pending_ratio=rnd.choice([0, 0.5]))
+    fn = GroupTableCombineFn(min_pending_bytes=rnd.choice([0, 1 << 30]), pending_ratio=rnd.choice([0, 0.5]))
     accs = []
     for table in tables:
         if not accs or rnd.random() < 0.5:
@@ -190,7 +191,7 @@ def test_overflow_raises():
     near = gt.GroupTable(pa.table({"k": ["a"]}), np.array([[2**63 - 1, 1, 1, 1, 1, 1, 1]], dtype=np.int64))
     with pytest.raises(OverflowError):
         gt.merge([near, near, near])
-    fn = gt.GroupTableCombineFn(min_pending_bytes=0)
+    fn = GroupTableCombineFn(min_pending_bytes=0)
     with pytest.raises(OverflowError):
         fn.add_inputs(fn.create_accumulator(), [one, one])
 
@@ -264,7 +265,7 @@ def test_merged_parts_come_out_in_canonical_order(tmp_path_factory, case, n_part
     merged into one sequence in canonical key order, every row once."""
     import pyarrow.parquet as pq
 
-    from beambleu.outputs import merged_parts
+    from beambleu.io.outputs import merged_parts
 
     types, names, rows = case
     table = block_table(types, names, rows)
@@ -302,7 +303,7 @@ def test_combine_per_key_under_beam():
 
     with beam.Pipeline(runner=FnApiRunner()) as p:
         out = (p | beam.Create(elements)
-               | beam.CombinePerKey(gt.GroupTableCombineFn(min_pending_bytes=2000))
+               | beam.CombinePerKey(GroupTableCombineFn(min_pending_bytes=2000))
                | beam.MapTuple(lambda k, table: (k, table_rows(table))))
         assert_that(out, equal_to(list(expected.items())))
 
@@ -327,8 +328,8 @@ def test_group_table_statistics_columns_come_from_the_totals_and_equal_the_json(
     """results.part_table takes each metric's statistics columns and n_pairs from the accumulators; they are
     the values the scored JSON objects show (BLEU's counts/totals/sys_len/ref_len, chrF's per-order counts),
     with add-k smoothing (whose JSON counts are the real ones) and with bootstrap columns in between."""
-    from beambleu import accumulate as acc_ops
-    from beambleu import results
+    from beambleu.groups import accumulate as acc_ops
+    from beambleu.groups import results
     from bleu_core import Bleu, Chrf
     from bleu_core.protocol import MetricSet
 

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from bleu_core import Bleu, BleuStats, compute_bleu
 from bleu_core.resampling import counter as bs
 from bleu_core.kernels.arrow import _list_parts, string_buffers
-from beambleu import accumulate as acc_ops
-from beambleu import grouptable
+from beambleu.groups import accumulate as acc_ops
+from beambleu.groups import grouptable
 
 from .oracle import REPO
 

@@ -1,6 +1,6 @@
 """The canonical order of group keys, checked against rules stated here by hand (not the code).
 
-The rules (beambleu.grouptable's module doc): rows compare column by column, the first column
+The rules (beambleu.groups.grouptable's module doc): rows compare column by column, the first column
 that differs decides; in a column a null comes before every value; integers compare by their
 numeric value (whatever their Arrow width or signedness: int8 .. int64, uint8 .. uint64, and an
 int64 column merged with a uint64 one); strings by the bytes of their UTF-8 encoding, unsigned,
@@ -27,7 +27,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from beambleu import grouptable as gt
+from beambleu.beam.combine import GroupTableCombineFn
+from beambleu.groups import grouptable as gt
 
 TRICKY = ["", "a", "a\x00", "a\x00b", "ab", "b", "Z", "é", "\u00ff", "\u0100", "\u07ff", "\u0800", "\uffff",
           "\U00010000", "😀", "\U0010ffff", "中文", "\x00", "\x7f", "\x80"]
@@ -162,7 +163,7 @@ def test_merges_and_the_combine_fn_follow_the_hand_rules(case, rnd):
               for p in pieces]
     expect = [r for r in distinct if any(r in p for p in pieces)]
     assert [k for k, _ in gt.iter_rows(gt.merge(tables))] == expect
-    fn = gt.GroupTableCombineFn(min_pending_bytes=0, pending_ratio=0.5)
+    fn = GroupTableCombineFn(min_pending_bytes=0, pending_ratio=0.5)
     acc = fn.add_inputs(fn.create_accumulator(), tables)
     assert [k for k, _ in gt.iter_rows(fn.extract_output(acc))] == expect
 
@@ -188,7 +189,7 @@ def test_the_final_merge_of_parts_follows_the_hand_rules(tmp_path_factory, case,
     """outputs.merged_parts on parts written as the pipeline writes them (key columns in the group
     table's types: string, int64, uint64), read a few rows at a time, so that most rounds of the
     merge stop at a bound inside the parts."""
-    from beambleu.outputs import merged_parts
+    from beambleu.io.outputs import merged_parts
 
     types, rows = case
     distinct = hand_sorted_distinct(rows)
@@ -219,7 +220,7 @@ def test_keys_that_have_no_canonical_order_are_refused(typ, values):
 def test_the_group_table_part_from_arrow_keys_equals_the_one_from_python_values():
     """results.part_table casts the Arrow keys to the table's types; the Python values in the JSON
     objects would give the same table, byte for byte."""
-    from beambleu import results
+    from beambleu.groups import results
     from bleu_core.protocol import MetricSet
     from bleu_core import Bleu
 

@@ -183,7 +183,7 @@ def test_compat_class_and_template_parameters_of_the_plugin(plugin_path):
     script = textwrap.dedent(f"""
         import inspect, json
         from bleu_core import compat
-        from beambleu.metric_options import template_parameters, template_switches
+        from beambleu.commands.metric_options import template_parameters, template_switches
         cls = compat.compat_class("lenratio")
         m = cls()
         out = {{"name": cls.__name__, "params": str(inspect.signature(cls)),

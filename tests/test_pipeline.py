@@ -389,8 +389,8 @@ def test_commit_is_safe_to_retry_and_never_commits_an_unwritten_output(tmp_path)
     job commits itself): outputs whose staging paths are gone were committed and stay as they
     are; an output the job never wrote (an empty staging file, a directory without manifest) is
     never committed."""
-    from beambleu import ownership
-    from beambleu.outputs import OutputConfig, commit, prepare_staging
+    from beambleu.io import ownership
+    from beambleu.io.outputs import OutputConfig, commit, prepare_staging
 
     cfg = OutputConfig.staged(str(tmp_path / "r.json"), None, str(tmp_path / "sent"), commit_in_job=True)
     prepare_staging(cfg)
@@ -621,7 +621,7 @@ def test_long_table_rows_share_their_references(tmp_path, monkeypatch):
     segment-major and system-major alike."""
     from sacrebleu.metrics.chrf import CHRF
 
-    from beambleu import transforms
+    from beambleu.beam import count
     from bleu_core.kernels.arrow import reference_groups, to_arrow
 
     from .oracle import to_streams
@@ -632,13 +632,13 @@ def test_long_table_rows_share_their_references(tmp_path, monkeypatch):
                 ("", ["Nothing here.", "Empty."])]
     systems = {"a": lambda s: s, "b": lambda s: s.lower(), "c": lambda s: " ".join(reversed(s.split()))}
     shared = []
-    real = transforms.batch_stats_shared
+    real = count.batch_stats_shared
 
     def spy(metric, candidates, references, per_row=True):
         shared.append(reference_groups(*to_arrow(candidates, references)) is not None)
         return real(metric, candidates, references, per_row=per_row)
 
-    monkeypatch.setattr(transforms, "batch_stats_shared", spy)
+    monkeypatch.setattr(count, "batch_stats_shared", spy)
     for order in ("segment", "system"):
         rows = [{"candidate": f(hyp), "references": refs, "system": name, "langpair": "x-y", "line": i + 1}
                 for i, (hyp, refs) in enumerate(segments * 3) for name, f in systems.items()]

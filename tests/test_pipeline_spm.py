@@ -147,7 +147,7 @@ def test_worker_refuses_a_model_that_is_not_the_drivers(spm_home, tmp_path):
     """Each worker loads the model in setup and compares its SHA-256 with the driver's: a file
     replaced while the job runs is one input error, not a silent mix of two tokenizations."""
     from bleu_core import Bleu
-    from beambleu.inputs import PipelineInputError
+    from beambleu.io.inputs import PipelineInputError
     from beambleu.transforms import BatchToStats, ComputeMetrics
 
     model = tmp_path / "model"

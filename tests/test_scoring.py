@@ -52,8 +52,8 @@ def test_the_score_stage_does_not_import_beam(path):
 
 
 def test_the_score_stage_loads_without_beam_at_run_time():
-    code = ("import sys; import bleu_core.scoring, bleu_core.formats, beambleu.results, beambleu.document, "
-            "beambleu.score_command, beambleu.report_command; print('apache_beam' in sys.modules)")
+    code = ("import sys; import bleu_core.scoring, bleu_core.formats, beambleu.groups.results, beambleu.groups.document, "
+            "beambleu.commands.score, beambleu.commands.report; print('apache_beam' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
 

@@ -1,4 +1,4 @@
-"""sacrebleu's test-set options (beambleu.testsets) against sacrebleu 2.6.0 on the same cache.
+"""sacrebleu's test-set options (beambleu.commands.testsets) against sacrebleu 2.6.0 on the same cache.
 
 The cache (tests/sacrebleu_cache.py) is built from the shared corpora so that nothing is
 downloaded; sacrebleu reads ``$SACREBLEU`` when imported, so both sacrebleu and beambleu's
@@ -25,13 +25,13 @@ pytestmark = pytest.mark.corpora
 WMT22_DE_EN = CORPORA / "wmt22" / "de-en"
 WMT17_EN_DE = CORPORA / "wmt17" / "en-de"
 
-#: calls beambleu.testsets as ``beambleu score`` will: ``python -c DRIVER CALL ARGS...``; errors
+#: calls beambleu.commands.testsets as ``beambleu score`` will: ``python -c DRIVER CALL ARGS...``; errors
 #: are printed and mapped to exit codes as beambleu's command line does
 DRIVER = NO_NETWORK + r'''
 import argparse, json, sys
 from beambleu import testsets
 from beambleu.errors import UsageError
-from beambleu.textfiles import InputError
+from beambleu.io.textfiles import InputError
 
 call, argv = sys.argv[1], sys.argv[2:]
 p = argparse.ArgumentParser()
@@ -112,7 +112,7 @@ def sacrebleu(cache, *argv, seed="0", **extra):
 
 
 def ours(cache, call, *argv, seed="0", **extra):
-    """beambleu.testsets on the cache, offline: (exit code, stdout bytes, stderr text)."""
+    """beambleu.commands.testsets on the cache, offline: (exit code, stdout bytes, stderr text)."""
     proc = subprocess.run([sys.executable, "-c", DRIVER, call, *map(str, argv)], capture_output=True,
                           env=env(cache, seed, **extra), cwd=REPO, timeout=300)
     return proc.returncode, proc.stdout, proc.stderr.decode("utf-8", "replace")
@@ -480,14 +480,14 @@ def test_detail_colour_is_sacrebleus_on_a_terminal(cache):
     assert len(expected) == 4 and "\x1b[0m: sentences=" in expected[0]
     code, out, err = ours(cache, "detail", *argv, "--color")
     assert code == 0 and out.decode().splitlines() == expected, err
-    probe = (NO_NETWORK + "import sys\nfrom beambleu.testsets import detail_color\n"
+    probe = (NO_NETWORK + "import sys\nfrom beambleu.commands.testsets import detail_color\n"
              "print(detail_color(), detail_color(no_color=True), detail_color(stream=sys.stderr))")
     assert run_in_terminal([sys.executable, "-c", probe], colour_env).strip() == "True False False"
     assert run_in_terminal([sys.executable, "-c", probe], env(cache)).strip() == "False False False"
 
 
 def test_format_detail_by_hand():
-    from beambleu.testsets import NO_SUBSETS, format_detail
+    from beambleu.commands.testsets import NO_SUBSETS, format_detail
 
     rows = [("origlang=de domain=ALL", 12, "BLEU", 25.04), ("origlang=de domain=ALL", 12, "chrF2++", 51.0),
             ("origlang=en domain=news", 3, "BLEU", 7.0), ("origlang=en domain=news", 3, "chrF2++", 0.449)]
@@ -508,7 +508,7 @@ def test_format_detail_by_hand():
 def test_default_tokenizer_is_sacrebleus_rule(caplog):
     from sacrebleu.metrics.bleu import BLEU
 
-    from beambleu.testsets import default_tokenizer, tokenizer_warnings
+    from beambleu.commands.testsets import default_tokenizer, tokenizer_warnings
 
     for lang in ("zh", "ja", "ko", "de", "en", "", None, "zh-Hant"):
         assert default_tokenizer(lang) == BLEU._TOKENIZER_MAP.get(lang, BLEU.TOKENIZER_DEFAULT)
@@ -532,7 +532,7 @@ def test_trg_lang(cache):
 
 OPTIONS = r"""
 import argparse, json, sys
-from beambleu.testsets import add_testset_arguments
+from beambleu.commands.testsets import add_testset_arguments
 
 def described(parser):
     return {a.dest: [a.option_strings, a.default, a.nargs, a.const, type(a).__name__] for a in parser._actions}

@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 from typing import List
 
-from beambleu.metric_options import template_switches
+from beambleu.commands.metric_options import template_switches
 
 #: template parameters that are on/off switches of `beambleu run`: its own, and every metric's switch as the
 #: metric registry declares it (BLEU's lowercase, ..., and those of installed metric plugins)

@@ -29,7 +29,7 @@ from typing import Iterator, List, Sequence, Tuple
 
 from bleu_core.errors import InputError as CoreInputError
 
-from .argtypes import int_at_least
+from ..errors import int_at_least
 
 #: longest line read, in bytes without its newline (``--max-line-bytes``); a line is held whole
 MAX_LINE_BYTES = 16 << 20

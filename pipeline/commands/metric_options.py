@@ -12,12 +12,14 @@ and reported in sacrebleu's order (sorted by name), whatever the order on the co
 from __future__ import annotations
 
 import argparse
-import functools
+import contextlib
 import sys
+from typing import Callable
 
 from bleu_core import registry
 
-from .errors import UsageError
+from ..errors import UsageError
+from .testsets import trg_lang
 
 #: the warnings printed already (Beam builds the run options' parser more than once)
 _warned = set()
@@ -38,37 +40,25 @@ def _flags(opt, run: bool):
     return flags
 
 
-#: set while :func:`_beambleu_flags` builds the command line without plugins
+#: set while a command builds its command line without plugins (:func:`builtins_only`)
 _builtins_only = False
 
 
-@functools.lru_cache(maxsize=None)
-def _beambleu_flags(run: bool) -> frozenset:
-    """Every option string of ``beambleu score`` (``run``: every option name of ``beambleu run``
-    and of Beam's pipeline options, in both spellings), built-in metrics only."""
+@contextlib.contextmanager
+def builtins_only():
+    """While in force, :func:`add_metric_arguments` adds the built-in metrics only: a command
+    builds its own parser so, to learn every option string that is beambleu's (or Beam's)."""
     global _builtins_only
     _builtins_only = True
     try:
-        if not run:
-            from .cli import Parser
-            from .score_command import build_parser
-
-            return frozenset(build_parser(Parser(add_help=True))._option_string_actions)
-        from apache_beam.options.pipeline_options import PipelineOptions
-
-        from .run_command import build_parser
-
-        names = set(build_parser(argparse.ArgumentParser())._option_string_actions)
-        for dest in PipelineOptions([]).get_all_options():
-            names.update({f"--{dest}", f"--{dest.replace('_', '-')}"})
-        return frozenset(names)
+        yield
     finally:
         _builtins_only = False
 
 
-def _usable(run: bool):
+def _usable(run: bool, taken: Callable[[], frozenset]):
     """The registry's metric classes; a plugin that would take a flag of beambleu (or of Beam's
-    options, for ``run``) is left out with a warning line."""
+    options, for ``run``: every option string ``taken()`` gives) is left out with a warning line."""
     classes = []
     for metric_id, cls in registry.metrics().items():
         if metric_id in registry.builtin_metrics():
@@ -76,8 +66,8 @@ def _usable(run: bool):
             continue
         if _builtins_only:
             continue
-        taken = _beambleu_flags(run)
-        clash = [f for opt in cls.options if opt.run or not run for f in _flags(opt, run) if f in taken]
+        flags = taken()
+        clash = [f for opt in cls.options if opt.run or not run for f in _flags(opt, run) if f in flags]
         if clash:
             _warn(f"metric plugin {metric_id!r} is skipped: its flag {clash[0]} is already an option of beambleu")
             continue
@@ -114,12 +104,14 @@ def _metric_list(ids):
     return parse
 
 
-def add_metric_arguments(p, run: bool = False) -> None:
+def add_metric_arguments(p, run: bool, taken: Callable[[], frozenset]) -> None:
     """``--metrics`` and every metric's options (a metric's flags are accepted, and ignored as
-    sacrebleu ignores them, when the metric is not selected)."""
+    sacrebleu ignores them, when the metric is not selected). ``taken()``: every option string of
+    the command with the built-in metrics only (the command builds it under :func:`builtins_only`),
+    which no plugin may take."""
     for line in registry.skipped():
         _warn(line)
-    classes = _usable(run)
+    classes = _usable(run, taken)
     ids = tuple(cls.id for cls in classes)
     if run:
         p.add_argument("--metrics", type=_metric_list(ids), default=["bleu"], metavar="M[,M...]",
@@ -141,8 +133,6 @@ class _CommandLine(registry.CommandLine):
 
     @property
     def target_language(self):
-        from .testsets import trg_lang
-
         return trg_lang(self._args) if getattr(self._args, "langpair", None) else None
 
 

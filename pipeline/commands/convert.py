@@ -5,11 +5,11 @@ number: a stable segment id), and one string column per ``--set key=value``. Fil
 exactly as ``beambleu score`` reads them, once each, streaming.
 
 Instead of reference files, ``-t SET -l PAIR`` takes the references of a sacrebleu test set
-(:mod:`beambleu.testsets`; several sets, comma-separated, one after the other), and
+(:mod:`beambleu.commands.testsets`; several sets, comma-separated, one after the other), and
 ``--origlang``/``--subset`` keep the lines sacrebleu keeps; ``line`` stays the line number in
 the system output (and test set), so it still names the segment.
 
-The output owns its path (:mod:`beambleu.ownership`): ``-o x.parquet`` is written to a staged
+The output owns its path (:mod:`beambleu.io.ownership`): ``-o x.parquet`` is written to a staged
 file beside it and renamed into place; ``-o DIR`` gets its ``part-NNNNN.parquet`` shards and a
 manifest listing them in a staged directory that then replaces DIR by one rename, so an
 earlier, larger conversion leaves no stale parts. ``--overwrite`` replaces only a regular file
@@ -22,11 +22,11 @@ import os
 import sys
 from typing import Callable, Dict, Iterator, List, Tuple
 
-from .errors import UsageError
-from .errors import terminate_as_interrupt
-from .ownership import (Target, check_outputs, commit_dir, commit_file, remove_stale_staging, remove_tree,
-                        staging_path, write_manifest)
-from .textfiles import InputError, add_max_line_bytes, iter_chunks
+from ..errors import UsageError
+from ..errors import terminate_as_interrupt
+from ..io.ownership import (Target, check_outputs, commit_dir, commit_file, remove_stale_staging, remove_tree,
+    staging_path, write_manifest)
+from ..io.textfiles import InputError, add_max_line_bytes, iter_chunks
 
 
 def build_parser(p):

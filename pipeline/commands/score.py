@@ -18,6 +18,7 @@ counter-based resamples instead, those of ``beambleu run``.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import re
@@ -28,9 +29,13 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
-from .argtypes import int_at_least
-from .errors import UsageError
-from .textfiles import Source, add_max_line_bytes, check_encoding, iter_chunks
+from bleu_core.version import __version__
+
+from ..errors import Parser, UsageError, int_at_least
+from ..io.textfiles import Source, add_max_line_bytes, check_encoding, iter_chunks
+from . import testsets
+from .metric_options import add_metric_arguments, builtins_only
+from .significance import add_significance_arguments
 
 FORMATS = ("json", "text", "latex")
 #: ANSI colours as sacrebleu (colorama) writes them
@@ -66,10 +71,6 @@ def add_report_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    from . import testsets
-    from .metric_options import add_metric_arguments
-    from .significance import add_significance_arguments
-
     p.add_argument("refs", nargs="*", default=[], metavar="REF",
                    help="reference file(s), one segment per line (.gz ok), before -i")
     p.add_argument("--input", "-i", nargs="*", default=None, metavar="HYP",
@@ -82,14 +83,19 @@ def build_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("--sentence-level", "-sl", action="store_true",
                    help="one score per line (BLEU with effective order), as sacrebleu prints them")
     testsets.add_testset_arguments(p)
-    add_metric_arguments(p)
+    add_metric_arguments(p, run=False, taken=builtin_flags)
     add_significance_arguments(p)
     add_report_arguments(p)
     add_max_line_bytes(p)
-    from . import cli
-
-    p.add_argument("--version", "-V", action="version", version=f"beambleu {cli._version()}")
+    p.add_argument("--version", "-V", action="version", version=f"beambleu {__version__}")
     return p
+
+
+@functools.lru_cache(maxsize=None)
+def builtin_flags() -> frozenset:
+    """Every option string of ``beambleu score`` with the built-in metrics only (no plugin may take one)."""
+    with builtins_only():
+        return frozenset(build_parser(Parser(add_help=True))._option_string_actions)
 
 
 def warn_tokenized(hyp_iter_count: int, args) -> None:
@@ -123,8 +129,6 @@ def _colors(args) -> _Color:
 
 
 def _check_args(args) -> None:
-    from . import testsets
-
     if args.sentence_level and len(set(args.metrics)) > 1:
         raise UsageError("--sentence-level scores one metric at a time (as in sacrebleu)")
     testsets.check_testset_args(args)
@@ -157,8 +161,6 @@ def _system_sources(args):
 
 
 def _reference_sources(args):
-    from . import testsets
-
     if args.test_set:
         per_set = testsets.reference_files(args)
         n = max(len(files) for files in per_set)
@@ -273,7 +275,6 @@ class _Run:
 
 
 def run(args) -> int:
-    from . import testsets
     from .metric_options import metrics_from_args
     from .significance import resolve_seed
 
@@ -459,9 +460,6 @@ def _cli_order(run: "_Run") -> List[int]:
 def _print_detail(run: _Run, system: _System) -> None:
     """``--detail``: the scores of the test set's subsets (origlang and domain), as sacrebleu."""
     from bleu_core import scoring
-
-    from . import testsets
-
     rows = []
     for (label, _), totals, n in zip(run.subsets, system.subsets, system.n_subset):
         if n:

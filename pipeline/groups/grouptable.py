@@ -3,7 +3,7 @@ one CombineFn).
 
 A :class:`GroupTable` holds the DISTINCT keys of one grouping set (an Arrow table: the set's key
 columns, in order) and their accumulators (``int64[n, width]``, the layout of
-:mod:`beambleu.accumulate`: everything adds but the last two entries, ``nrefs_min``/``nrefs_max``, which
+:mod:`beambleu.groups.accumulate`: everything adds but the last two entries, ``nrefs_min``/``nrefs_max``, which
 take min/max). A batch of rows becomes a few such blocks (one per shard, see :func:`shard_of`) instead
 of one Python element per group, and :class:`GroupTableCombineFn` sums blocks with bounded pending
 memory.
@@ -19,13 +19,13 @@ then by value (integers by their numeric value, strings by their UTF-8 bytes, wh
 ``str`` order). Every table's rows are distinct and in this order, so a merge gives the same table
 whatever the order and grouping of its inputs. The order is defined once, by :func:`_order_arrays`:
 :func:`canonical_order` (the sort), :func:`_compare` (row-wise, for merges and checks) and the final
-k-way merge of sorted parts (:func:`beambleu.outputs.merged_parts`) all go through it; there is no
+k-way merge of sorted parts (:func:`beambleu.io.outputs.merged_parts`) all go through it; there is no
 Python implementation of the order to keep in step.
 
 A group key has one representation from the batch to the group table: a row of a normalised Arrow
 key table (:func:`key_table`, made once per batch). It becomes Python values only to be written
 into a group's JSON object (:func:`iter_rows`); the group table's key columns are cast from the
-Arrow columns (:func:`beambleu.results.part_table`).
+Arrow columns (:func:`beambleu.groups.results.part_table`).
 
 Sums are checked: all additive entries are non-negative, each addition is one pair of them, so a
 negative result is an overflow and raises ``OverflowError``.
@@ -35,7 +35,6 @@ from __future__ import annotations
 
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
-import apache_beam as beam
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -54,7 +53,7 @@ def key_type(t: pa.DataType) -> pa.DataType:
     """The normalised type of a key column of Arrow type ``t`` (see the module doc); ``TypeError``
     for a type a group key cannot have (floats, bytes, booleans, views...: they have no canonical
     order here). The group table writes ``large_string`` as ``string``
-    (:func:`beambleu.run_command.key_types`)."""
+    (:func:`beambleu.commands.run.key_types`)."""
     if pa.types.is_dictionary(t):
         t = t.value_type
     if pa.types.is_string(t) or pa.types.is_large_string(t):
@@ -99,7 +98,7 @@ _ZERO = {pa.large_string(): "", pa.int64(): 0, pa.uint64(): 0}
 
 def _order_arrays(col: pa.Array, validity: bool) -> List[pa.Array]:
     """THE canonical order, defined once (every sort and every comparison of keys, in this module
-    and in :func:`beambleu.outputs.merged_parts`, goes through here): a normalised key column as
+    and in :func:`beambleu.io.outputs.merged_parts`, goes through here): a normalised key column as
     null-free Arrow arrays whose lexicographic ascending order, by Arrow's own comparison of their
     types (``bool``: false < true; ``int64``/``uint64``: numeric; ``large_string``: UTF-8 bytes,
     unsigned, a prefix first), is the column's canonical order: its validity (nulls first; left out
@@ -227,7 +226,7 @@ class GroupTable:
         return f"GroupTable({len(self)} keys of {self.names}, width {self.width})"
 
     def __reduce__(self):
-        return _restore, (_ipc_bytes(self.keys), _pack_accs(self.accs))
+        return restore, (_ipc_bytes(self.keys), _pack_accs(self.accs))
 
 
 def _ipc_bytes(table: pa.Table) -> bytes:
@@ -255,7 +254,7 @@ def _pack_accs(accs: np.ndarray) -> Tuple[int, int, bytes, bytes]:
     return n, w, bytes(codes), b"".join(parts)
 
 
-def _restore(keys_ipc: bytes, packed: Tuple[int, int, bytes, bytes]) -> GroupTable:
+def restore(keys_ipc: bytes, packed: Tuple[int, int, bytes, bytes]) -> GroupTable:
     keys = pa.ipc.open_stream(keys_ipc).read_all()
     n, w, codes, data = packed
     accs = np.empty((n, w), dtype=np.int64)
@@ -466,107 +465,6 @@ def split_by_shard(table: GroupTable, shards: np.ndarray) -> Dict[int, GroupTabl
     ends = list(starts[1:]) + [len(order)]
     return {int(ordered[a]): GroupTable._make(table.keys.take(order[a:b]), table.accs[order[a:b]])
             for a, b in zip(starts, ends)}
-
-
-# -- the CombineFn ---------------------------------------------------------------------------------
-
-class GroupTableAccumulator:
-    """A compacted table and the tables added since (at most a byte budget of them).
-
-    An accumulator that arrives encoded (a runner shuffles and buffers them) stays in its compact
-    encoded form (narrow integers, Arrow IPC keys: about a third of the decoded size) until the
-    CombineFn uses it: a runner that holds many accumulators in memory (the local runner's
-    grouping buffer does) holds them encoded."""
-
-    __slots__ = ("compacted", "pending", "pending_bytes", "packed")
-
-    def __init__(self):
-        self.compacted: Optional[GroupTable] = None
-        self.pending: List[GroupTable] = []
-        self.pending_bytes = 0
-        self.packed = None  # (compacted payload or None, [pending payloads]) until unpacked
-
-    def __reduce__(self):
-        if self.packed is not None:
-            return _restore_accumulator, self.packed
-        return _restore_accumulator, (None if self.compacted is None else self.compacted.__reduce__()[1],
-                                      [t.__reduce__()[1] for t in self.pending])
-
-    def unpack(self) -> "GroupTableAccumulator":
-        if self.packed is not None:
-            compacted, pending = self.packed
-            self.packed = None
-            self.compacted = None if compacted is None else _restore(*compacted)
-            self.pending = [_restore(*p) for p in pending]
-            self.pending_bytes = sum(t.nbytes for t in self.pending)
-        return self
-
-
-def _restore_accumulator(compacted, pending) -> GroupTableAccumulator:
-    acc = GroupTableAccumulator()
-    acc.packed = (compacted, list(pending))
-    return acc
-
-
-class GroupTableCombineFn(beam.CombineFn):
-    """Sums :class:`GroupTable` blocks of one grouping set (per key, e.g. a (grouping set, shard)
-    number): commutative, associative, exact. Added blocks wait, then are merged into the compacted
-    table in one step once they exceed ``pending_ratio`` of its bytes and at least
-    ``min_pending_bytes``: an accumulator holds at most ``1 + pending_ratio`` times its result (plus
-    the floor), and each row is copied O(1 / pending_ratio) times. The output is the merged table
-    (``None`` for no input)."""
-
-    def __init__(self, min_pending_bytes: int = 4 << 20, pending_ratio: float = 0.25):
-        self.min_pending_bytes, self.pending_ratio = min_pending_bytes, pending_ratio
-
-    def create_accumulator(self) -> GroupTableAccumulator:
-        return GroupTableAccumulator()
-
-    def _add(self, acc: GroupTableAccumulator, table: Optional[GroupTable]) -> None:
-        if table is None or not len(table):
-            return
-        acc.unpack()
-        acc.pending.append(table)
-        acc.pending_bytes += table.nbytes
-        compacted = acc.compacted.nbytes if acc.compacted is not None else 0
-        if acc.pending_bytes > max(self.min_pending_bytes, self.pending_ratio * compacted):
-            self.compact(acc)
-
-    def add_input(self, accumulator, element):
-        self._add(accumulator, element)
-        return accumulator
-
-    def add_inputs(self, accumulator, elements):
-        for element in elements:
-            self._add(accumulator, element)
-        return accumulator
-
-    def merge_accumulators(self, accumulators):
-        accumulators = iter(accumulators)
-        first = next(accumulators, None)
-        if first is None:
-            return self.create_accumulator()
-        first.unpack()
-        for other in accumulators:  # only the first is mutated; one other is decoded at a time
-            other.unpack()
-            self._add(first, other.compacted)
-            for table in other.pending:
-                self._add(first, table)
-        return first
-
-    def compact(self, accumulator):
-        accumulator.unpack()
-        if accumulator.pending:
-            tables = ([accumulator.compacted] if accumulator.compacted is not None else []) + accumulator.pending
-            accumulator.pending, accumulator.pending_bytes = [], 0
-            accumulator.compacted = merge(tables)
-        return accumulator
-
-    def extract_output(self, accumulator) -> Optional[GroupTable]:
-        return self.compact(accumulator).compacted
-
-    def display_data(self):
-        return {"min_pending_bytes": self.min_pending_bytes, "pending_ratio": self.pending_ratio}
 
 
 # -- rows and Parquet parts ------------------------------------------------------------------------

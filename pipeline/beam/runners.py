@@ -15,7 +15,7 @@ import sys
 import time
 from typing import Dict, List, Optional
 
-from .inputs import PipelineInputError
+from ..io.inputs import PipelineInputError
 
 #: below this many pairs one in-process worker is faster than starting worker processes
 MULTIPROCESS_THRESHOLD = 2_000_000
@@ -43,7 +43,7 @@ def beam_option_parser() -> argparse.ArgumentParser:
     """Every option Beam knows (all PipelineOptions subclasses imported so far)."""
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    from .cli import Parser
+    from ..errors import Parser
 
     parser = Parser(add_help=False, exit_on_error=False)  # no prefix matching: -l is not -lc
     seen = set()
@@ -137,7 +137,7 @@ def check_job_endpoint(opts) -> None:
         return
     host, _, port = endpoint.rpartition(":")
     if not port.isdigit():
-        from .errors import UsageError
+        from ..errors import UsageError
 
         raise UsageError(f"--job_endpoint {endpoint}: expected HOST:PORT")
     wait = min(JOB_ENDPOINT_PROBE_SECONDS, float(portable.job_server_timeout or JOB_ENDPOINT_PROBE_SECONDS))
@@ -173,7 +173,7 @@ def wait_until_finish(result, opts) -> None:
     if futures is None or client is None:
         result.wait_until_finish()
         return
-    from .options import TimeoutOptions
+    from ..io.stores import TimeoutOptions
 
     stall_timeout = opts.view_as(TimeoutOptions).dask_stall_timeout
     futures = list(futures) if isinstance(futures, (list, tuple)) else [futures]

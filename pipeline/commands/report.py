@@ -20,10 +20,10 @@ from typing import Dict, List, Optional, Tuple
 from bleu_core.scoring import ALPHA
 from bleu_core.signature import parse_signature
 
-from .document import score_parts
-from .errors import UsageError
-from .argtypes import int_at_least
-from .textfiles import InputError
+from ..groups.document import score_parts
+from ..errors import UsageError
+from ..errors import int_at_least
+from ..io.textfiles import InputError
 
 
 def build_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -314,8 +314,8 @@ def render(header: List[str], rows: List[List[str]]) -> str:
 
 def check_plot(args) -> str:
     """Before anything is read or printed: matplotlib is there, ``--plot`` names a format it
-    writes and a path beambleu may write (:mod:`beambleu.ownership`). Returns the format."""
-    from .ownership import Target, check_outputs
+    writes and a path beambleu may write (:mod:`beambleu.io.ownership`). Returns the format."""
+    from ..io.ownership import Target, check_outputs
 
     try:
         import matplotlib
@@ -342,7 +342,7 @@ def plot(doc: Dict, cols: List[str], system: str, path: str, fmt: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from .ownership import commit_file, remove_tree, staging_path
+    from ..io.ownership import commit_file, remove_tree, staging_path
     boot = doc.get("bootstrap") or {}
     baseline = boot.get("baseline")
     groups = [g for g in doc["groups"] if g["group_by"] == cols]

@@ -164,7 +164,7 @@ class Totals(NamedTuple):
     index: int
 
 
-#: ``n_pairs``, the third entry from the end of an accumulator (see :mod:`beambleu.accumulate`)
+#: ``n_pairs``, the third entry from the end of an accumulator (see :mod:`beambleu.groups.accumulate`)
 N_PAIRS = Totals(-3)
 
 

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import functools
 
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from .argtypes import positive_seconds
+# registers --dask_stall_timeout and --object_store_timeout with Beam's options wherever run's are
+from ..io.stores import TimeoutOptions  # noqa: F401
+from .metric_options import add_metric_arguments, builtins_only
+from .significance import add_significance_arguments
+
 
 
 def _csv(value: str):
@@ -38,8 +43,6 @@ class BeamBleuOptions(PipelineOptions):
 
     @classmethod
     def _add_argparse_args(cls, parser):
-        from .metric_options import add_metric_arguments
-
         parser = _Underscored(parser)
         g = parser.add_argument_group("input")
         g.add_argument("--input", action="append", metavar="GLOB",
@@ -81,30 +84,18 @@ class BeamBleuOptions(PipelineOptions):
         g.add_argument("--detach", action="store_true",
                        help="submit the job and return without waiting for it (remote runners, Flex Templates); "
                             "the outputs appear when the job ends and are not checked here")
-        add_metric_arguments(parser, run=True)
-        from .significance import add_significance_arguments
-
+        add_metric_arguments(parser, run=True, taken=builtin_flags)
         add_significance_arguments(parser, run=True)
 
 
-#: defaults of --dask_stall_timeout and --object_store_timeout, in seconds
-DASK_STALL_TIMEOUT = 120.0
-OBJECT_STORE_TIMEOUT = 60.0
-
-
-class TimeoutOptions(PipelineOptions):
-    """How long ``beambleu run`` waits for a cluster or an object store that makes no progress
-    before it gives up with one line: Beam-style options, beside Beam's own ``--dask_*`` and
-    ``--s3_*``."""
-
-    @classmethod
-    def _add_argparse_args(cls, parser):
-        parser.add_argument("--dask_stall_timeout", type=positive_seconds, default=DASK_STALL_TIMEOUT,
-                            metavar="SECONDS",
-                            help="--runner dask: give up when no worker makes progress for this long (workers "
-                                 "stopped, gone or paused under memory pressure) or the scheduler does not answer "
-                                 "(default: %(default)g)")
-        parser.add_argument("--object_store_timeout", type=positive_seconds, default=OBJECT_STORE_TIMEOUT,
-                            metavar="SECONDS",
-                            help="give up on an s3:// or gs:// path whose store does not answer within this long "
-                                 "before the job starts; retries are announced (default: %(default)g)")
+@functools.lru_cache(maxsize=None)
+def builtin_flags() -> frozenset:
+    """Every option name of ``beambleu run`` and of Beam's pipeline options (imported so far), in
+    both spellings, with the built-in metrics only (no plugin may take one)."""
+    with builtins_only():
+        p = argparse.ArgumentParser()
+        BeamBleuOptions._add_argparse_args(p)
+        names = set(p._option_string_actions)
+    for dest in PipelineOptions([]).get_all_options():
+        names.update({f"--{dest}", f"--{dest.replace('_', '-')}"})
+    return frozenset(names)

@@ -3,7 +3,7 @@
 Everything the job writes is produced by a single final transform that runs only after every
 input row has been combined (so a failed job writes nothing). Each output is first written in
 full to a hidden staging path beside its target, chosen on the driver (see
-:mod:`beambleu.ownership`): per-pair parts go to a staging directory while the job runs, and
+:mod:`beambleu.io.ownership`): per-pair parts go to a staging directory while the job runs, and
 each (grouping set, shard) of scored groups to a sorted Parquet part; the final step, which
 receives only the corpus accumulator and the parts' paths, adds the per-pair manifest and
 streams the group table and the JSON document from a k-way merge of the parts (memory: a batch
@@ -23,7 +23,7 @@ import pyarrow as pa
 
 
 from . import ownership
-from .document import JSON_COLUMN, score_parts
+from ..groups.document import JSON_COLUMN, score_parts
 from .inputs import InputSpec, PipelineInputError
 
 
@@ -83,7 +83,7 @@ def exists(path: str) -> bool:
 
 
 def check_groups_output(path: Optional[str]) -> None:
-    from .errors import UsageError
+    from ..errors import UsageError
 
     if path and not path.endswith((".parquet", ".csv")):
         raise UsageError(f"{path}: --groups-output must end in .parquet or .csv")
@@ -160,7 +160,7 @@ class _PartReader:
 
     def fill(self) -> bool:
         """A non-empty buffer if rows are left (False when the part is done)."""
-        from .grouptable import key_table
+        from ..groups.grouptable import key_table
 
         while self.rows is None or self.rows.num_rows == 0:
             batch = next(self._batches, None)
@@ -184,13 +184,13 @@ def merged_parts(paths: List[str], key_names: List[str], chunk_rows: int = 8192,
     (the last one fewer); memory: about one batch (``batch_rows``) per part and one chunk. Each
     round considers, from every part, its buffered rows up to the smallest last buffered key of the
     parts not yet read to the end (no row still unread can come before those), sorts them with
-    :func:`beambleu.grouptable.canonical_order` and takes the first ones that fit in the chunk:
+    :func:`beambleu.groups.grouptable.canonical_order` and takes the first ones that fit in the chunk:
     the group table's key order is the one the group tables were merged in, by construction (there
     is no second order). Rows of equal keys in several parts (none in a run: a key has one shard)
     come in part order."""
     import numpy as np
 
-    from . import grouptable
+    from ..groups import grouptable
 
     readers = [_PartReader(p, key_names, batch_rows) for p in paths]
     ready: List[pa.Table] = []
@@ -243,13 +243,13 @@ def commit(cfg: OutputConfig) -> List[str]:
     gone was committed by an earlier attempt of this step (a retry after a worker died).
 
     Local outputs are committed as one unit, all or none, even if the process dies: a journal is
-    written beside each of them first (:func:`beambleu.ownership.write_journals`), each earlier
+    written beside each of them first (:func:`beambleu.io.ownership.write_journals`), each earlier
     output at a target is moved aside, then replaced by its staged output; when every rename is
-    done the journals say so (:func:`~beambleu.ownership.mark_committed`), the earlier outputs are
+    done the journals say so (:func:`~beambleu.io.ownership.mark_committed`), the earlier outputs are
     removed, and the journals last. If a rename fails (a full disk), the renames made are undone
     (each output back at its staging path, the earlier ones back in place) and the error is raised;
     if the process dies, the next run on any of these outputs finishes or undoes the commit from a
-    journal (:func:`~beambleu.ownership.recover_commit`). (Outputs in object stores are copied,
+    journal (:func:`~beambleu.io.ownership.recover_commit`). (Outputs in object stores are copied,
     with no undo.)"""
     from apache_beam.io.filesystems import FileSystems
 
@@ -452,7 +452,7 @@ def check_segments(sig, spec: InputSpec, reports) -> None:
     system column, the same other key values) every system has the baseline's segments (by
     ``--id-column``), each once, and no other; else a :class:`PipelineInputError` naming the
     system and the segment (the first by grouping set, other key values, id and system).
-    ``reports``: what :class:`beambleu.transforms.CheckSegments` found. A group whose baseline has
+    ``reports``: what :class:`beambleu.beam.pairing.CheckSegments` found. A group whose baseline has
     no pairs is not tested, so not checked."""
     flag = "--paired-bs" if sig.intervals else "--paired-ar"
 

@@ -10,7 +10,7 @@ the registry exactly as sacrebleu does.
 sacrebleu's command line reports bad usage by logging and ``sys.exit``, and some cases end in a
 traceback; here the arguments are checked first and every failure is one line: a
 :class:`~beambleu.errors.UsageError` for the command line (exit 2), a
-:class:`~beambleu.textfiles.InputError` naming the cached file that is missing or bad (exit 1).
+:class:`~beambleu.io.textfiles.InputError` naming the cached file that is missing or bad (exit 1).
 sacrebleu's own log is held back while its registry runs. Where sacrebleu 2.6.0 fails outright
 (``--citation``, ``--download`` without ``-l``, ``--detail`` with ``--origlang``), this says so
 or does what the option is documented to do; the functions below say which.
@@ -27,8 +27,8 @@ import re
 import sys
 from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tuple
 
-from .errors import UsageError
-from .textfiles import InputError
+from ..errors import UsageError
+from ..io.textfiles import InputError
 
 if TYPE_CHECKING:  # numpy is imported where masks are made
     import numpy as np

@@ -31,7 +31,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence
 
-from .errors import UsageError
+from ..errors import UsageError
 
 #: the file that marks a directory as beambleu's, listing its parts
 MANIFEST = "_beambleu_manifest.json"

@@ -32,7 +32,7 @@ import pyarrow.parquet as pq
 
 from bleu_core.errors import InputError
 
-from .accumulate import GROUP_KEY_TYPES, group_key_type_ok
+from ..groups.accumulate import GROUP_KEY_TYPES, group_key_type_ok
 
 ERROR_MARK = "beambleu-input-error: "
 
@@ -170,7 +170,7 @@ def _scheme(path: str) -> Optional[str]:
 def check_store_extras(paths: Sequence[str]) -> None:
     """Refuse (bad usage, one line) an s3:// or gs:// path whose extra is not installed, rather
     than fail inside Beam with "Missing boto3 requirement" or "No filesystem found"."""
-    from .errors import UsageError
+    from ..errors import UsageError
 
     for path in paths:
         scheme = _scheme(path)
@@ -193,7 +193,7 @@ def check_object_stores(paths: Sequence[str], opts) -> None:
     The listing runs in a daemon thread, abandoned (still retrying) when the time is up."""
     from apache_beam.io.filesystems import FileSystems
 
-    from .options import TimeoutOptions
+    from .stores import TimeoutOptions
 
     timeout = opts.view_as(TimeoutOptions).object_store_timeout
     buckets = {}

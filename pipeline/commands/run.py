@@ -1,6 +1,6 @@
 """``beambleu run``: score Parquet shards with the Beam pipeline, globally and per group.
 
-Our options are defined by :class:`beambleu.options.BeamBleuOptions`; every other flag must be a
+Our options are defined by :class:`beambleu.commands.run_options.BeamBleuOptions`; every other flag must be a
 Beam pipeline option (``--runner``, ``--direct_num_workers``, ...), and an unknown flag is an
 error rather than silently dropped. Without ``--runner`` the local FnApiRunner is used (not
 ``DirectRunner``, which first tries to download the Prism binary), with one worker process per
@@ -19,15 +19,14 @@ import sys
 import time
 from typing import Dict, List, Optional
 
-from .errors import OutputError, UsageError
-from .inputs import ERROR_MARK, InputSpec, PipelineInputError
-from .runners import (DASK_NAMES, beam_option_parser, check_job_endpoint, close_result as _close, import_dask_runner,
-                      partition_dask_input, pipeline_options, scale_local_runner,
-                      wait_until_finish, wants_dask)
+from ..errors import OutputError, UsageError
+from ..io.inputs import ERROR_MARK, InputSpec, PipelineInputError
+from ..beam.runners import (DASK_NAMES, beam_option_parser, check_job_endpoint, close_result as _close,
+    import_dask_runner, partition_dask_input, pipeline_options, scale_local_runner, wait_until_finish, wants_dask)
 
 
 def build_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    from .options import BeamBleuOptions
+    from .run_options import BeamBleuOptions
 
     BeamBleuOptions._add_argparse_args(p)
     g = p.add_argument_group("Beam pipeline options")
@@ -87,7 +86,7 @@ def key_types(spec: InputSpec, schema) -> dict:
     dictionaries of strings) as string, uint64 as uint64, other integers as int64."""
     import pyarrow as pa
 
-    from .grouptable import key_type
+    from ..groups.grouptable import key_type
 
     types = {}
     for gs in spec.group_by:
@@ -116,9 +115,9 @@ def check_pair_columns(spec: InputSpec, metrics) -> None:
 
 
 def significance_config(args, width: int):
-    from .results import BOOTSTRAP, RANDOMIZATION
+    from ..groups.results import BOOTSTRAP, RANDOMIZATION
     from .significance import n_boot, n_trials, resolve_seed
-    from .transforms import Significance
+    from ..groups.results import Significance
 
     resolve_seed(args)
     if args.paired_ar:
@@ -172,7 +171,7 @@ _RESOURCE_NAMES = {"spm_model": "the SentencePiece model"}
 
 def read_files(metrics) -> List[tuple]:
     """The files the metrics read besides the input (a SentencePiece model, given or found in
-    sacrebleu's folder), as ``(path, label)`` for :func:`beambleu.ownership.check_outputs`: no
+    sacrebleu's folder), as ``(path, label)`` for :func:`beambleu.io.ownership.check_outputs`: no
     output may be one of them."""
     out = []
     for name, res in metrics.resources().items():
@@ -219,9 +218,9 @@ def _parent(path: str) -> str:
 
 
 def run(args, beam_argv: List[str]) -> int:
-    from .inputs import absolute, check_object_stores, check_store_extras
+    from ..io.inputs import absolute, check_object_stores, check_store_extras
     from .metric_options import metrics_from_args
-    from .outputs import OutputConfig, check_groups_output
+    from ..io.outputs import OutputConfig, check_groups_output
 
     check_args(args)
     paths = [*args.input, *(p for p in (args.output, args.groups_output, args.sentence_output) if p)]
@@ -254,7 +253,7 @@ def run(args, beam_argv: List[str]) -> int:
                                   commit_in_job=args.detach, json_groups_limit=args.json_groups_limit)
     if not dry_run:
         check_job_endpoint(opts)
-    from . import ownership
+    from ..io import ownership
 
     # no other run may write these outputs while this one runs (a dry run never touches them)
     locks = [] if dry_run else ownership.take_locks(out_cfg.targets())
@@ -270,10 +269,14 @@ def _run_job(args, beam_argv, spec, metrics, sig, opts, runner_obj, out_cfg, dry
     import apache_beam as beam
     from apache_beam.options.pipeline_options import PortableOptions
 
-    from . import ownership, results
-    from .inputs import plan
-    from .outputs import Finalize, commit, prepare_staging, read_summary
-    from .transforms import CheckSegments, ComputeMetrics, ReadPairs, ScoreShards
+    from ..io import ownership
+    from ..groups import results
+    from ..io.inputs import plan
+    from ..io.outputs import Finalize, commit, prepare_staging, read_summary
+    from ..beam.combine import ComputeMetrics
+    from ..beam.pairing import CheckSegments
+    from ..beam.read import ReadPairs
+    from ..beam.score import ScoreShards
 
     t0 = time.monotonic()
     the_plan = plan(args.input, spec)
@@ -418,7 +421,7 @@ class _SignalGuard:
 
         from .stderr_filter import emergency_exit
 
-        from .ownership import release_locks
+        from ..io.ownership import release_locks
 
         if self.staged and not committed:
             self.cfg.remove_staged()
@@ -488,7 +491,7 @@ def _score_line(head: str, d: Dict) -> str:
 def summary_lines(summary: Dict, cfg) -> List[str]:
     """What ``beambleu run`` prints on stdout when the job has ended: the corpus score in
     sacrebleu's text form, then the first groups, and where the rest are."""
-    from .document import score_parts
+    from ..groups.document import score_parts
 
     corpus, groups = summary["corpus"], summary["groups"]
     lines = [_score_line(f"{d['name']}|{d['signature']}", d) for d in score_parts(corpus)]

@@ -1,4 +1,4 @@
-"""Accumulators: plain numpy, no Beam (:mod:`beambleu.grouptable` holds many of them and combines them).
+"""Accumulators: plain numpy, no Beam (:mod:`beambleu.groups.grouptable` holds many of them and combines them).
 
 An accumulator is one int64 vector::
 
@@ -9,14 +9,14 @@ where the k statistics are those of the run's metrics side by side
 
 Everything but the last two entries adds; ``nrefs_min``/``nrefs_max`` take min/max (they make
 the signature's ``nrefs``: one number, or ``var``). The zero has ``nrefs_min = INT64_MAX`` and
-``nrefs_max = 0`` (see :func:`beambleu.grouptable._zeros`), so merging is commutative and
+``nrefs_max = 0`` (see :func:`beambleu.groups.grouptable._zeros`), so merging is commutative and
 associative with an identity. Without
 ``--confidence``/``--paired-bs`` B is 0; with them the replicate block holds B weighted totals
 (see :mod:`bleu_core.resampling.counter`), so an accumulator's size is O(B), whatever the corpus size.
 
 Sums are exact or fail: every added entry of an accumulator is a count in 0 .. 2**63 - 1
 (:func:`from_totals` checks its inputs, :func:`from_rows`/:func:`accumulate_groups` sum with
-:func:`bleu_core.sums.column_sums`, :mod:`beambleu.grouptable` keeps the invariant), and a sum that
+:func:`bleu_core.sums.column_sums`, :mod:`beambleu.groups.grouptable` keeps the invariant), and a sum that
 would leave int64 raises OverflowError instead of wrapping.
 """
 

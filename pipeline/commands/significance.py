@@ -18,8 +18,8 @@ import numpy as np
 from bleu_core.resampling import counter as bs
 from bleu_core.resampling import sacrebleu as nr
 
-from .argtypes import int_at_least
-from .errors import UsageError
+from ..errors import int_at_least
+from ..errors import UsageError
 
 #: argparse type of --confidence-n and --paired-bs-n; the upper limit, which depends on the
 #: metric, is checked by :func:`n_boot`

@@ -1,0 +1,269 @@
+"""The count stage: Arrow batches -> pre-summed accumulators per (grouping set, shard), and the
+per-pair parts of ``--sentence-output`` (:class:`BatchToStats`). Grouping set ``-1``, shard 0
+(``CORPUS_KEY``) is the whole corpus, one row."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import apache_beam as beam
+import numpy as np
+import pyarrow as pa
+from apache_beam.metrics import Metrics
+
+from bleu_core.errors import BatchInputError
+from bleu_core.kernels.arrow import nrefs_per_row
+from bleu_core.protocol import MetricSet, batch_stats_shared
+
+from ..groups import accumulate as acc_ops
+from ..groups import grouptable
+from ..io.inputs import InputSpec, PipelineInputError
+
+#: the corpus: grouping set -1, one shard
+CORPUS_KEY = (-1, 0)
+NAMESPACE = "beambleu"
+#: shards per grouping set: combined tables and result parts are per (grouping set, shard), so the
+#: work and the memory of the last steps spread over workers, whatever the number of groups
+N_SHARDS = 16
+
+
+def corpus_table(acc: np.ndarray) -> grouptable.GroupTable:
+    """The corpus accumulator as a one-row group table (key column ``__corpus__``, null)."""
+    return grouptable.GroupTable(pa.table({"__corpus__": pa.nulls(1)}), acc.reshape(1, -1))
+
+
+@dataclass(frozen=True)
+class StatsConfig:
+    metrics: MetricSet
+    spec: InputSpec
+    null_candidate: str = "error"
+    sentence_dir: Optional[str] = None  # temporary directory for per-pair parts
+    n_boot: int = 0  # bootstrap replicates (or randomization trials) per accumulator (0: none)
+    seed: int = 12345
+    system_column: str = "system"  # left out of the shard hash: a system and its baseline share a shard
+    randomization: bool = False  # the replicates are the approximate randomization test's swapped totals
+    resources: Optional[dict] = None  # the driver's MetricSet.resources(): every worker must load the same files
+
+
+def as_triple(element):
+    """A batch, a table or a (source, first_row, batch) triple -> the triple (``<batch>`` and row 0 when unknown)."""
+    if isinstance(element, tuple) and len(element) == 3:
+        return element
+    if isinstance(element, pa.Table):
+        element = element.combine_chunks().to_batches()[0] if element.num_rows else None
+    return ("<batch>", 0, element)
+
+
+class BatchToStats(beam.DoFn):
+    """One Arrow batch -> pre-summed accumulators per group (and per-pair parts if asked)."""
+
+    SENTENCE_PARTS = "sentence_parts"
+
+    def __init__(self, config: StatsConfig):
+        self.config = config
+
+    def setup(self):
+        self._load_metrics()
+        self.pairs = Metrics.counter(NAMESPACE, "pairs")
+        self.counters = [None if m.counter is None else Metrics.counter(NAMESPACE, m.counter[0])
+                         for m in self.config.metrics]
+        self.batches = Metrics.counter(NAMESPACE, "batches")
+        self.rejected = Metrics.counter(NAMESPACE, "rows_rejected")
+        self.null_as_empty = Metrics.counter(NAMESPACE, "null_candidates_as_empty")
+
+    def _load_metrics(self) -> None:
+        """Load each metric (a SentencePiece model, from the path the driver fixed) and check that
+        the worker's files are the driver's: once in setup, and again before each batch (a local
+        model file that changes is loaded again), since a model replaced while the job runs would
+        otherwise mix two tokenizations under one signature."""
+        try:
+            self.config.metrics.load()
+            found = self.config.metrics.resources()
+        except RuntimeError as exc:  # (ModelError is one)
+            raise PipelineInputError(f"on a worker: {exc}") from None
+        expected = self.config.resources
+        if expected is None:
+            return
+        for name, want in expected.items():
+            got = found.get(name)
+            if got is None or got["sha256"] != want["sha256"]:
+                raise PipelineInputError(
+                    f"on a worker, {want['path']} has SHA-256 {got['sha256'] if got else 'none'}, not the "
+                    f"{want['sha256']} the driver read: the file changed while the job ran")
+
+    def _references(self, batch: pa.RecordBatch) -> pa.Array:
+        spec = self.config.spec
+        if spec.reference_columns:
+            return acc_ops.refs_from_columns([batch.column(c) for c in spec.reference_columns])
+        return batch.column(spec.references_column)
+
+    def _fail(self, source, first_row, exc: BatchInputError, column):
+        self.rejected.inc()
+        spec = self.config.spec
+        if exc.column == "references":
+            if exc.ref_index is not None and spec.reference_columns:
+                column = spec.reference_columns[exc.ref_index]
+            elif exc.ref_index is not None:
+                column = f"{spec.references_column}[{exc.ref_index}]"
+            else:
+                column = spec.references_column or ",".join(spec.reference_columns)
+        located = exc.located(file=source, row_offset=first_row)
+        raise PipelineInputError(f"{located.file}: row {located.row}, column {column!r}: {located.reason}")
+
+    def process(self, element):
+        source, first_row, batch = as_triple(element)
+        if batch is None or batch.num_rows == 0:
+            return
+        cfg, spec, metrics = self.config, self.config.spec, self.config.metrics
+        if cfg.resources:
+            self._load_metrics()
+        refs = self._references(batch)
+        nrefs = nrefs_per_row(refs)  # a row without any reference is reported by the kernel
+        need_rows = bool(spec.group_by) or cfg.sentence_dir is not None or cfg.n_boot > 0
+        group_cols = {c: batch.column(c) for c in spec.group_columns}
+        for c, col in group_cols.items():
+            bad = acc_ops.first_invalid_utf8(col) if not pa.types.is_integer(col.type) else None
+            if bad is not None:
+                self.rejected.inc()
+                raise PipelineInputError(f"{source}: row {first_row + bad}, column {c!r}: invalid UTF-8")
+        # the keys' one representation from here to the group table: normalised Arrow columns,
+        # made once per batch (see beambleu.groups.grouptable)
+        group_cols = {c: grouptable.key_column(col) for c, col in group_cols.items()}
+        row_keys = self._row_keys(source, first_row, batch) if cfg.n_boot else None
+        # each grouping set's rows -> group index (groups in canonical key order): the same for
+        # every candidate column
+        sets = []
+        for g, gs in enumerate(spec.group_by):
+            real = [c for c in gs if not (spec.wide and c == "system")]
+            if real:
+                inverse, first = grouptable.group_ids([group_cols[c] for c in real])
+            else:
+                inverse, first = np.zeros(batch.num_rows, dtype=np.int64), np.zeros(1, dtype=np.int64)
+            sets.append((g, gs, inverse, first))
+        for cand_col, stats in self._statistics(source, first_row, batch, refs, need_rows):
+            self.pairs.inc(batch.num_rows)
+            self.batches.inc()
+            if not need_rows:
+                self._count(stats)
+                yield CORPUS_KEY, corpus_table(acc_ops.from_totals(stats, nrefs, name=metrics.stat_name))
+                continue
+            self._count(stats.sum(axis=0))
+            boot = self._bootstrap(stats, row_keys, sets) if cfg.n_boot else None
+            yield CORPUS_KEY, corpus_table(acc_ops.from_rows(stats, nrefs, None if boot is None else boot[0],
+                                                             name=metrics.stat_name))
+            offset = 1
+            for g, gs, inverse, first in sets:
+                part = None if boot is None else boot[offset:offset + len(first)]
+                offset += len(first)
+                keys = [pa.repeat(pa.scalar(cand_col, pa.large_string()), batch.num_rows)
+                        if spec.wide and c == "system" else group_cols[c] for c in gs]
+                table = grouptable.GroupTable.from_rows(keys, stats, nrefs, part, (inverse, first), names=list(gs))
+                system = self.config.system_column
+                shards = grouptable.shard_of(table.keys, N_SHARDS, exclude=system if system in gs else None)
+                for shard, piece in grouptable.split_by_shard(table, shards).items():
+                    yield (g, int(shard)), piece
+            if cfg.sentence_dir is not None:  # one output, told apart by its key (see ComputeBleu.expand)
+                yield self.SENTENCE_PARTS, self._write_part(source, first_row, batch, cand_col, stats)
+
+    def _statistics(self, source, first_row, batch, refs, need_rows):
+        """[(candidate column, its statistics)] of the batch: every candidate column (the wide
+        layout's systems) at once, so that a metric's kernel prepares each row's references once
+        for all of them (``MetricSet.batch_stats_many``); one column (the long layout), its rows
+        that repeat a reference list as systems of one row (``batch_stats_shared``). The error is
+        the one the columns taken one by one meet first: a null candidate (under
+        --null-candidate=error) or a bad row."""
+        cfg, metrics = self.config, self.config.metrics
+        columns, null_error = [], None
+        for cand_col in self.config.spec.candidate_columns:
+            cands = batch.column(cand_col)
+            if cands.null_count:
+                if cfg.null_candidate == "error":
+                    bad = acc_ops.first_true(~np.asarray(cands.is_valid()))
+                    null_error = (f"{source}: row {first_row + bad}, column {cand_col!r}: "
+                                  "candidate is null (--null-candidate=empty scores it as the empty string)")
+                    break  # the columns before it are scored first: one of them may fail before
+                self.null_as_empty.inc(cands.null_count)
+                cands = cands.fill_null("")
+            columns.append((cand_col, cands))
+        try:
+            if len(columns) == 1:  # a long table: rows that repeat a segment's references share them
+                stats = [batch_stats_shared(metrics, columns[0][1], refs, per_row=need_rows)]
+            else:
+                stats = metrics.batch_stats_many([c for _, c in columns], refs, per_row=need_rows)
+        except BatchInputError:
+            for cand_col, cands in columns:  # which column: the first that fails on its own
+                try:
+                    metrics.batch_stats(cands, refs, per_row=need_rows)
+                except BatchInputError as exc:
+                    self._fail(source, first_row, exc, cand_col)
+            raise
+        if null_error is not None:
+            self.rejected.inc()
+            raise PipelineInputError(null_error)
+        return [(cand_col, rows) for (cand_col, _), rows in zip(columns, stats)]
+
+    def _count(self, totals: np.ndarray) -> None:
+        """Each metric's counter (BLEU: candidate_tokens), from a batch's totals."""
+        for counter, (metric, cols) in zip(self.counters, zip(self.config.metrics, self.config.metrics.slices)):
+            if counter is not None:
+                counter.inc(int(totals[cols][metric.counter[1]]))
+
+    def _row_keys(self, source, first_row, batch) -> np.ndarray:
+        """Each row's identity for the bootstrap weights: the --id-column value, else file and row."""
+        from bleu_core.resampling import counter as bootstrap
+
+        spec = self.config.spec
+        if not spec.id_column:
+            return bootstrap.row_keys_from_position(source, first_row, batch.num_rows)
+        ids = batch.column(spec.id_column)
+        if ids.null_count:
+            bad = acc_ops.first_true(~np.asarray(ids.is_valid()))
+            self.rejected.inc()
+            raise PipelineInputError(f"{source}: row {first_row + bad}, column {spec.id_column!r}: the id is null "
+                                     "(--confidence/--paired-bs weight each pair by its id)")
+        if pa.types.is_integer(ids.type):
+            return bootstrap.row_keys_from_ids(np.asarray(ids))
+        bad = acc_ops.first_invalid_utf8(ids)
+        if bad is not None:
+            self.rejected.inc()
+            raise PipelineInputError(f"{source}: row {first_row + bad}, column {spec.id_column!r}: invalid UTF-8")
+        return bootstrap.row_keys_from_ids(ids.to_pylist())
+
+    def _bootstrap(self, stats, row_keys, sets) -> np.ndarray:
+        """Replicate totals for the corpus (index 0) and every group of every set, in order."""
+        from bleu_core.resampling import counter as bootstrap
+
+        cfg = self.config
+        group_sets = [np.zeros(len(stats), dtype=np.int64)]
+        offset = 1
+        for _, _, inverse, first in sets:
+            group_sets.append(inverse + offset)
+            offset += len(first)
+        draw = bootstrap.swap_totals if cfg.randomization else bootstrap.bootstrap_totals
+        return draw(stats, row_keys, cfg.n_boot, cfg.seed, group_sets, offset)
+
+    def _write_part(self, source, first_row, batch, cand_col, stats):
+        """Per-pair rows of this batch as one Parquet part; the name is a function of the input,
+        so a retried bundle rewrites the same file."""
+        from apache_beam.io.filesystems import FileSystems
+        import hashlib
+        import pyarrow.parquet as pq
+
+        metrics, spec = self.config.metrics, self.config.spec
+        cols = {}
+        if spec.id_column:
+            cols[spec.id_column] = batch.column(spec.id_column)
+        cols["file"] = pa.array([source] * batch.num_rows, pa.string())
+        cols["row"] = pa.array(np.arange(first_row, first_row + batch.num_rows, dtype=np.int64))
+        if spec.wide:
+            cols["system"] = pa.array([cand_col] * batch.num_rows, pa.string())
+        for c in spec.group_columns:
+            cols[c] = batch.column(c)
+        for metric, part in zip(metrics, metrics.split(stats)):
+            cols.update(metric.pair_columns(part))
+        name = hashlib.sha1(f"{source}\0{first_row}\0{cand_col}".encode()).hexdigest()[:20]
+        path = FileSystems.join(self.config.sentence_dir, f"part-{name}.parquet")
+        with FileSystems.create(path) as fh:
+            pq.write_table(pa.table(cols), fh)
+        return path
