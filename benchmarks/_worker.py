@@ -16,6 +16,12 @@ they read the same file. Two more modes split the cost: ``beambleu-encode`` (rea
 SentencePiece-encode its candidate and reference columns as the full path does, nothing else;
 spm_s is the CPU time inside SentencePiece's own calls) and ``sacrebleu-tokenize`` (sacrebleu's
 preprocessing and tokenizer alone over every line, references first as its corpus_score does).
+
+BLEU's stage timings (a tokenizer the kernel implements): ``beambleu-normalise`` and
+``beambleu-tokenize`` read each batch and hand its buffers to the kernel as the full path does,
+but to ``_bleu.stages``, which only normalises (validates UTF-8, lowercases, right-strips) every
+segment, or also tokenizes it (the tokenizer's passes, the split into tokens and their hashes),
+and counts nothing.
 """
 
 from __future__ import annotations
@@ -41,17 +47,44 @@ def load_lists(path):
     return t.column("candidate").to_pylist(), t.column("references").to_pylist()
 
 
-def run_beambleu(path, tokenize, batch_size, per_row=False, stop_after=3):
+def run_beambleu(path, tokenize, batch_size, per_row=False):
     from bleu_core import Bleu
     from bleu_core.parquet import parquet_stats
 
     metric = Bleu(tokenize=tokenize)
     metric.tokenizer.flags()  # one-off table build, reported separately as start-up
     c0, w0 = time.process_time(), time.perf_counter()
-    total = parquet_stats(path, metric, batch_size=batch_size, per_row=per_row, _stop_after=stop_after)
+    total = parquet_stats(path, metric, batch_size=batch_size, per_row=per_row)
     cpu, wall = time.process_time() - c0, time.perf_counter() - w0
-    score = metric.score(total).score if stop_after == 3 else None
-    return cpu, wall, score, total.tolist(), {"read_s": read_seconds(path, batch_size)}
+    return cpu, wall, metric.score(total).score, total.tolist(), {"read_s": read_seconds(path, batch_size)}
+
+
+#: BLEU's stage timings: mode -> the kernel's stop_after (``_bleu.stages``)
+STAGES = {"beambleu-normalise": 1, "beambleu-tokenize": 2}
+
+
+def run_beambleu_stage(path, tokenize, batch_size, stop_after):
+    """Read + BLEU's kernel up to a stage: each batch's columns turned into the buffers
+    bleu_core.metrics.bleu.kernel.batch_stats hands to ``_bleu.stats``, and handed with the same
+    options to ``_bleu.stages``, which stops after normalising (1) or tokenizing (2)."""
+    from bleu_core import Bleu
+    from bleu_core.kernels.arrow import _list_parts, string_buffers, to_arrow
+    from bleu_core.metrics.bleu import _bleu
+    from bleu_core.parquet import iter_batches
+
+    metric = Bleu(tokenize=tokenize)
+    tok = metric.tokenizer
+    if tok.kernel_id is None:
+        raise SystemExit(f"the stage timings measure the kernel's tokenizers only, not {tokenize}")
+    flags = tok.flags()  # one-off table build, reported separately as start-up
+    c0, w0 = time.process_time(), time.perf_counter()
+    for batch in iter_batches(path, ["candidate", "references"], batch_size):
+        cand, refs = to_arrow(batch.column("candidate"), batch.column("references"))
+        child, list_offsets = _list_parts(refs)
+        _bleu.stages(*string_buffers(cand, "candidates"), *string_buffers(child, "references"), list_offsets,
+                     tok.kernel_id, int(metric.lowercase), flags, stop_after)
+    cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+    return cpu, wall, None, [], {}
 
 
 def read_seconds(path, batch_size):
@@ -293,10 +326,10 @@ def main():
         res = run_sacrebleu(a.parquet, a.tokenize)
     elif a.impl == "bleuscore":
         res = run_bleuscore(a.parquet, a.tokenize)
+    elif a.impl in STAGES:
+        res = run_beambleu_stage(a.parquet, a.tokenize, a.batch_size, STAGES[a.impl])
     else:
-        kw = {"beambleu": {}, "beambleu-sentence": {"per_row": True}, "beambleu-normalise": {"stop_after": 1},
-              "beambleu-tokenize": {"stop_after": 2}}[a.impl]
-        res = run_beambleu(a.parquet, a.tokenize, a.batch_size, **kw)
+        res = run_beambleu(a.parquet, a.tokenize, a.batch_size, per_row=a.impl == "beambleu-sentence")
     cpu, wall, score, stats, extra = res
     print(json.dumps({"cpu_s": cpu, "wall_s": wall, "peak_rss_mb": peak_rss_mb(), "score": score, "stats": stats,
                       **extra}))

@@ -39,14 +39,12 @@ def iter_batches(path, columns: Optional[Sequence[str]] = None, batch_size: int 
 
 def parquet_stats(path, metric: Optional[Metric] = None, *, candidate_column: str = "candidate",
                   references_column: str = "references", batch_size: int = 16384,
-                  per_row: bool = False, _stop_after: int = 3):
+                  per_row: bool = False):
     """Summed statistics of every row of a Parquet file (candidate string + references
     list<string>) for any metric (BLEU by default): :class:`BleuStats` for BLEU, else int64."""
     metric = metric or Bleu()
     total = np.zeros(metric.width, dtype=np.int64)
-    extra = {} if _stop_after == 3 else {"_stop_after": _stop_after}  # BLEU's stage timings (benchmarks)
     for batch in iter_batches(path, [candidate_column, references_column], batch_size):
-        out = metric.batch_stats(batch.column(candidate_column), batch.column(references_column), per_row=per_row,
-                                 **extra)
+        out = metric.batch_stats(batch.column(candidate_column), batch.column(references_column), per_row=per_row)
         checked_add(total, out.sum(axis=0) if per_row else out, out=total, name=metric.stat_name)
     return BleuStats(total) if isinstance(metric, Bleu) else total

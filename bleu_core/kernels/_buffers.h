@@ -7,6 +7,8 @@
 #ifndef BLEU_CORE_BUFFERS_H
 #define BLEU_CORE_BUFFERS_H
 
+#include <stdint.h>
+
 /* A buffer argument held for the duration of a call: None (not held) or C-contiguous bytes. */
 typedef struct {
     Py_buffer view;
@@ -27,7 +29,8 @@ static inline void rel_view(View *v) { if (v->held) PyBuffer_Release(&v->view); 
 
 /* The shapes of a batch's buffers around n rows and m references, checked alike by every
    kernel: n+1 int64 list offsets lo, validity bytes hv/rv (or none), and `out` of width int64
-   values per row (per_row) or one row. -1 with ValueError if not. */
+   values per row (per_row) or one row (out NULL: a call with no out buffer, such as _bleu.c's
+   stages). -1 with ValueError if not. */
 static inline int rows_shape(Py_ssize_t n, Py_ssize_t m, const View *lo, const View *hv, const View *rv,
                              const View *out, int per_row, Py_ssize_t width) {
     Py_ssize_t cells;
@@ -39,7 +42,8 @@ static inline int rows_shape(Py_ssize_t n, Py_ssize_t m, const View *lo, const V
         PyErr_SetString(PyExc_ValueError, "validity buffers are too short");
         return -1;
     }
-    if (__builtin_mul_overflow(per_row ? n : 1, width, &cells) || out->view.len / 8 != cells || out->view.len % 8) {
+    if (out && (__builtin_mul_overflow(per_row ? n : 1, width, &cells) || out->view.len / 8 != cells ||
+                out->view.len % 8)) {
         PyErr_SetString(PyExc_ValueError, "out buffer has the wrong size");
         return -1;
     }
@@ -68,6 +72,37 @@ static inline int get_system_views(PyObject *t, View v[4]) {
     if (!v[0].held || !v[1].held || !v[3].held) {
         PyErr_SetString(PyExc_TypeError, "data, offsets and out buffers are required");
         return -1;
+    }
+    return 0;
+}
+
+/* One system of a stats_many call: its candidates and its out. */
+typedef struct {
+    const uint8_t *hdata, *hval;
+    const int64_t *hoff;
+    int64_t *out;
+} Sys;
+
+/* The systems of a stats_many call (`seq`, a PySequence_Fast of (data, offsets, valid, out)
+   tuples) held in views (four per system: get_system_views) and checked into sys against the
+   references' offsets ro, list offsets lo and validity rv (batch_shape, out of width values per
+   row or one row): the number of rows into *pn, of references into *pm. -1 with TypeError or
+   ValueError if one cannot be used. */
+static inline int get_systems(PyObject *seq, View *views, Sys *sys, const View *ro, const View *lo, const View *rv,
+                              int per_row, Py_ssize_t width, Py_ssize_t *pn, Py_ssize_t *pm) {
+    for (Py_ssize_t s = 0; s < PySequence_Fast_GET_SIZE(seq); s++) {
+        View *v = views + 4 * s;
+        if (get_system_views(PySequence_Fast_GET_ITEM(seq, s), v) < 0 ||
+            batch_shape(v + 1, ro, lo, v + 2, rv, v + 3, per_row, width, pn, pm) < 0)
+            return -1;
+        sys[s].hdata = (const uint8_t *)v[0].view.buf;
+        sys[s].hoff = (const int64_t *)v[1].view.buf;
+        sys[s].hval = v[2].held ? (const uint8_t *)v[2].view.buf : NULL;
+        sys[s].out = (int64_t *)v[3].view.buf;
+        if (sys[s].hoff[0] < 0 || sys[s].hoff[*pn] > v[0].view.len) {
+            PyErr_SetString(PyExc_ValueError, "offsets point outside their data");
+            return -1;
+        }
     }
     return 0;
 }

@@ -7,9 +7,16 @@
  *
  *     [c, r, matches_1..N, totals_1..N]
  *
- * `stats` tokenizes text; `stats_ids` counts text already tokenized and numbered (spBLEU:
- * SentencePiece's piece ids, flattened by bleu_core.tokenizers._spm_ids). The metric-independent
- * bootstrap is bleu_core._resample.
+ * `stats` tokenizes text; `stats_many` does so for several systems' candidates of the same
+ * references; `stats_ids` counts text already tokenized and numbered (spBLEU: SentencePiece's
+ * piece ids, flattened by bleu_core.tokenizers._spm_ids); `stages` runs only stats's first passes
+ * (normalising, tokenizing), for the benchmarks' stage timings. The metric-independent bootstrap
+ * is bleu_core._resample.
+ *
+ * Each entry point only parses and checks its arguments into a struct (Batch, IdBatch; the
+ * options in K); run, run_many, run_ids and run_stages do the work over it in plain C and return
+ * a status (ST_*), which the entry point turns into its exception (run_result). The GIL is held
+ * throughout: non-ASCII text is lowercased by calling str.lower.
  *
  * Every step mirrors sacrebleu 2.6.0 exactly:
  *   - lowercasing calls Python's str.lower (ASCII rows take a byte fast path,
@@ -36,7 +43,7 @@
 #include <string.h>
 #include <stdlib.h>
 
-#include "_buffers.h" /* View, get_view, rows_shape, batch_shape: shared with _chrf.c */
+#include "_buffers.h" /* View, get_view, rows_shape, batch_shape, Sys, get_systems: shared with _chrf.c */
 #include "_text.h"    /* u8dec, u8len, u8cp, is_space: shared with _chrf.c */
 
 enum { TOK_NONE = 0, TOK_13A = 1, TOK_INTL = 2, TOK_ZH = 3, TOK_CHAR = 4 };
@@ -48,6 +55,7 @@ enum { F_N = 1, F_P = 2, F_S = 4, F_ZH = 8 };
 
 /* ------------------------------------------------------------------ buffers */
 
+/* Growable buffers; *_reserve returns -1 when out of memory (no Python error is set). */
 typedef struct {
     uint8_t *p;
     Py_ssize_t len, cap;
@@ -59,7 +67,7 @@ static int buf_reserve(Buf *b, Py_ssize_t extra) {
     Py_ssize_t cap = b->cap ? b->cap : 256;
     while (cap < need) cap *= 2;
     uint8_t *p = (uint8_t *)realloc(b->p, (size_t)cap);
-    if (!p) { PyErr_NoMemory(); return -1; }
+    if (!p) return -1;
     b->p = p;
     b->cap = cap;
     return 0;
@@ -83,7 +91,7 @@ static int ibuf_reserve(IBuf *b, Py_ssize_t extra) {
     Py_ssize_t cap = b->cap ? b->cap : 256;
     while (cap < need) cap *= 2;
     int32_t *p = (int32_t *)realloc(b->p, (size_t)cap * sizeof(int32_t));
-    if (!p) { PyErr_NoMemory(); return -1; }
+    if (!p) return -1;
     b->p = p;
     b->cap = cap;
     return 0;
@@ -91,11 +99,15 @@ static int ibuf_reserve(IBuf *b, Py_ssize_t extra) {
 
 /* ------------------------------------------------------------ kernel state */
 
-/* stages, for benchmarks: stop after normalising, after tokenizing, or run everything */
-enum { STAGE_NORMALISE = 1, STAGE_TOKENIZE = 2, STAGE_ALL = 3 };
+/* Statuses of a run (the values of _cps.h's, which the other kernels use); a function returning a
+   count returns a negative status instead on error. */
+enum { ST_OK = 0, ST_BAD = -1, ST_NOMEM = -2, ST_PYERR = -3, ST_OVERFLOW = -4 };
+
+/* stages: the passes of stats that run_stages runs, for the benchmarks' stage timings */
+enum { STAGE_NORMALISE = 1, STAGE_TOKENIZE = 2 };
 
 typedef struct {
-    int tokenizer, lowercase, order, stop_after;
+    int tokenizer, lowercase, order;
     const uint8_t *flags; /* UNI_SIZE bytes, or NULL when the tokenizer needs none */
     Buf a, b, lower;      /* scratch for the tokenizer passes */
     Buf arena;            /* final text of every segment of the current pair */
@@ -113,7 +125,10 @@ typedef struct {
        its count in the hypothesis, the highest in one reference, the count in reference u_rseen */
     int dense;
     int32_t *u_hyp, *u_rmax, *u_rcur, *u_rseen; Py_ssize_t u_cap, n_uniq;
-    Py_ssize_t bad_row, bad_ref; const char *bad_what;
+    int64_t *row;                 /* the statistics of the current row (row_width values) */
+    /* per reference of the row: its length, and its first token (stats_many) */
+    int64_t *reflens, *rstart; Py_ssize_t refs_cap;
+    Py_ssize_t bad_row, bad_ref; const char *bad_what; /* what ST_BAD and ST_OVERFLOW report */
 } K;
 
 static void k_free(K *k) {
@@ -123,6 +138,13 @@ static void k_free(K *k) {
     free(k->hyp_ids.p); free(k->ref_ids.p); free(k->touched.p);
     free(k->ng); free(k->ng_used);
     free(k->u_hyp); free(k->u_rmax); free(k->u_rcur); free(k->u_rseen);
+    free(k->row); free(k->reflens); free(k->rstart);
+}
+
+/* ST_BAD for the current row: `what` is the reason its ValueError gives. */
+static int bad(K *k, const char *what) {
+    k->bad_what = what;
+    return ST_BAD;
 }
 
 /* --------------------------------------------------------- tokenizer passes */
@@ -313,8 +335,8 @@ static int pass_isolate(const uint8_t *s, Py_ssize_t n, const uint8_t *f, uint8_
 
 /* ------------------------------------------------------ segment processing */
 
-/* Lowercase with str.lower semantics. Returns 0 and sets *ps and *pn to the
- * lowered text (in k->lower), -1 on error. */
+/* Lowercase with str.lower semantics: sets *ps and *pn to the lowered text (in k->lower). A
+ * status (ST_PYERR, with the Python error set, if str.lower fails). */
 static int lower_segment(K *k, const uint8_t **ps, Py_ssize_t *pn) {
     const uint8_t *s = *ps;
     Py_ssize_t n = *pn, i;
@@ -322,7 +344,7 @@ static int lower_segment(K *k, const uint8_t **ps, Py_ssize_t *pn) {
     for (i = 0; i < n; i++) if (s[i] & 0x80) { ascii = 0; break; }
     k->lower.len = 0;
     if (ascii) {
-        if (buf_reserve(&k->lower, n + 1) < 0) return -1;
+        if (buf_reserve(&k->lower, n + 1) < 0) return ST_NOMEM;
         for (i = 0; i < n; i++) {
             uint8_t c = s[i];
             k->lower.p[i] = (c >= 'A' && c <= 'Z') ? (uint8_t)(c + 32) : c;
@@ -330,19 +352,20 @@ static int lower_segment(K *k, const uint8_t **ps, Py_ssize_t *pn) {
         k->lower.len = n;
     } else {
         PyObject *u = PyUnicode_DecodeUTF8((const char *)s, n, "strict");
-        if (!u) return -1;
+        if (!u) return ST_PYERR;
         PyObject *lo = PyObject_CallMethod(u, "lower", NULL);
         Py_DECREF(u);
-        if (!lo) return -1;
+        if (!lo) return ST_PYERR;
         Py_ssize_t ln;
         const char *lp = PyUnicode_AsUTF8AndSize(lo, &ln);
-        if (!lp || buf_reserve(&k->lower, ln + 1) < 0) { Py_DECREF(lo); return -1; }
-        buf_put(&k->lower, (const uint8_t *)lp, ln);
+        int st = !lp ? ST_PYERR : buf_reserve(&k->lower, ln + 1) < 0 ? ST_NOMEM : ST_OK;
+        if (st == ST_OK) buf_put(&k->lower, (const uint8_t *)lp, ln);
         Py_DECREF(lo);
+        if (st != ST_OK) return st;
     }
     *ps = k->lower.p;
     *pn = k->lower.len;
-    return 0;
+    return ST_OK;
 }
 
 /* Length of s once trailing whitespace is removed (str.rstrip()). */
@@ -387,19 +410,26 @@ static int valid_utf8(const uint8_t *s, Py_ssize_t n) {
     return 1;
 }
 
-/* Tokenize one segment and append its tokens (spans into the arena, and their hashes) to the
- * pair's token list. Returns the number of tokens, or -1 on error. */
-static Py_ssize_t segment_tokens(K *k, const uint8_t *s, Py_ssize_t n) {
-    /* validate UTF-8 once; every later pass relies on it */
-    if (!valid_utf8(s, n)) { k->bad_what = "invalid UTF-8"; return -1; }
-    if (k->lowercase && lower_segment(k, &s, &n) < 0) return -1;
-    n = rstrip_len(s, n);
-    if (k->stop_after == STAGE_NORMALISE) return 0;
+/* The text sacrebleu's tokenizers start from: s[0..n) validated as UTF-8 (every later pass
+ * relies on it), lowercased (lowercase) and right-stripped, into *ps and *pn. A status. */
+static int normalise(K *k, const uint8_t **ps, Py_ssize_t *pn) {
+    if (!valid_utf8(*ps, *pn)) return bad(k, "invalid UTF-8");
+    if (k->lowercase) {
+        int st = lower_segment(k, ps, pn);
+        if (st != ST_OK) return st;
+    }
+    *pn = rstrip_len(*ps, *pn);
+    return ST_OK;
+}
 
+/* The tokenizer's passes that rewrite the normalised text *ps, *pn (13a's replacements, zh's strip,
+ * intl's three regexes), leaving the text to split there; 13a's and zh's regexes are split_regexp's.
+ * A status. */
+static int rewrite(K *k, const uint8_t **ps, Py_ssize_t *pn) {
     Buf *A = &k->a, *B = &k->b, *T;
-    const uint8_t *cur = s;
-    Py_ssize_t cn = n;
-#define STEP(call) do { if ((call) < 0) return -1; cur = A->p; cn = A->len; T = A; A = B; B = T; } while (0)
+    const uint8_t *cur = *ps;
+    Py_ssize_t cn = *pn;
+#define STEP(call) do { if ((call) < 0) return ST_NOMEM; cur = A->p; cn = A->len; T = A; A = B; B = T; } while (0)
 
     switch (k->tokenizer) {
     case TOK_13A:
@@ -430,62 +460,87 @@ static Py_ssize_t segment_tokens(K *k, const uint8_t *s, Py_ssize_t n) {
         break;
     }
 #undef STEP
+    *ps = cur;
+    *pn = cn;
+    return ST_OK;
+}
 
-    /* copy the final text into the arena (8 spare bytes for hash_bytes) and split it; token
-       spans are int32 */
-    Py_ssize_t base = k->arena.len;
-    if (cn > (Py_ssize_t)INT32_MAX - 8 - base) {
-        k->bad_what = "text too long (over 2**31 - 1 bytes in one pair)";
-        return -1;
+/* char: every code point but whitespace is a token. The tokens of t[0..n) (at arena offset
+ * base); returns their number. */
+static Py_ssize_t split_chars(K *k, const uint8_t *t, Py_ssize_t n, Py_ssize_t base) {
+    Py_ssize_t ntok = 0, i = 0;
+    while (i < n) {
+        int l = u8len(t[i]);
+        if (!is_space(u8cp(t, i, l))) { put_token(k, base + i, l); ntok++; }
+        i += l;
     }
-    if (buf_reserve(&k->arena, cn + 8) < 0) return -1;
-    buf_put(&k->arena, cur, cn);
+    return ntok;
+}
+
+/* none and intl: str.split(). The tokens of t[0..n) (at arena offset base); returns their number. */
+static Py_ssize_t split_space(K *k, const uint8_t *t, Py_ssize_t n, Py_ssize_t base) {
+    Py_ssize_t ntok = 0, i = 0;
+    while (i < n) {
+        uint8_t c = t[i];
+        if (c < 0x80) {
+            if (_Py_ascii_whitespace[c]) { i++; continue; }
+        } else {
+            int l = u8len(c);
+            if (is_space(u8cp(t, i, l))) { i += l; continue; }
+        }
+        Py_ssize_t st = i;
+        while (i < n) {
+            c = t[i];
+            if (c < 0x80) {
+                if (_Py_ascii_whitespace[c]) break;
+                i++;
+            } else {
+                int l = u8len(c);
+                if (is_space(u8cp(t, i, l))) break;
+                i += l;
+            }
+        }
+        put_token(k, base + st, i - st);
+        ntok++;
+    }
+    return ntok;
+}
+
+/* Copy the rewritten text s[0..n) into the arena (8 spare bytes for hash_bytes; token spans are
+ * int32), split it and append its tokens (spans into the arena, and their hashes) to the pair's
+ * token list. Returns the number of tokens, or a status < 0. */
+static Py_ssize_t split_tokens(K *k, const uint8_t *s, Py_ssize_t n) {
+    Py_ssize_t base = k->arena.len;
+    if (n > (Py_ssize_t)INT32_MAX - 8 - base) return bad(k, "text too long (over 2**31 - 1 bytes in one pair)");
+    if (buf_reserve(&k->arena, n + 8) < 0) return ST_NOMEM;
+    buf_put(&k->arena, s, n);
     memset(k->arena.p + k->arena.len, 0, 8);
     const uint8_t *t = k->arena.p + base;
-    Py_ssize_t ntok = 0, i = 0, first = k->tok_start.len;
-    if (ibuf_reserve(&k->tok_start, cn + 1) < 0 || ibuf_reserve(&k->tok_len, cn + 1) < 0) return -1;
+    Py_ssize_t ntok, first = k->tok_start.len;
+    if (ibuf_reserve(&k->tok_start, n + 1) < 0 || ibuf_reserve(&k->tok_len, n + 1) < 0) return ST_NOMEM;
     if (k->tok_hash_cap < k->tok_start.cap) {
         uint64_t *p = (uint64_t *)realloc(k->tok_hash, (size_t)k->tok_start.cap * sizeof(uint64_t));
-        if (!p) { PyErr_NoMemory(); return -1; }
+        if (!p) return ST_NOMEM;
         k->tok_hash = p;
         k->tok_hash_cap = k->tok_start.cap;
     }
-    if (k->tokenizer == TOK_13A || k->tokenizer == TOK_ZH) {
-        ntok = split_regexp(k, t, cn, base, k->tokenizer == TOK_13A, k->tokenizer == TOK_ZH);
-    } else if (k->tokenizer == TOK_CHAR) {
-        while (i < cn) {
-            int l = u8len(t[i]);
-            if (!is_space(u8cp(t, i, l))) { put_token(k, base + i, l); ntok++; }
-            i += l;
-        }
-    } else {
-        while (i < cn) {
-            uint8_t c = t[i];
-            if (c < 0x80) {
-                if (_Py_ascii_whitespace[c]) { i++; continue; }
-            } else {
-                int l = u8len(c);
-                if (is_space(u8cp(t, i, l))) { i += l; continue; }
-            }
-            Py_ssize_t st = i;
-            while (i < cn) {
-                c = t[i];
-                if (c < 0x80) {
-                    if (_Py_ascii_whitespace[c]) break;
-                    i++;
-                } else {
-                    int l = u8len(c);
-                    if (is_space(u8cp(t, i, l))) break;
-                    i += l;
-                }
-            }
-            put_token(k, base + st, i - st);
-            ntok++;
-        }
-    }
+    if (k->tokenizer == TOK_13A || k->tokenizer == TOK_ZH)
+        ntok = split_regexp(k, t, n, base, k->tokenizer == TOK_13A, k->tokenizer == TOK_ZH);
+    else if (k->tokenizer == TOK_CHAR)
+        ntok = split_chars(k, t, n, base);
+    else
+        ntok = split_space(k, t, n, base);
     for (Py_ssize_t j = first; j < first + ntok; j++)
         k->tok_hash[j] = hash_bytes(k->arena.p + k->tok_start.p[j], k->tok_len.p[j]);
     return ntok;
+}
+
+/* Tokenize one segment (normalise, rewrite, split_tokens) and append its tokens to the pair's
+ * token list. Returns the number of tokens, or a status < 0. */
+static Py_ssize_t segment_tokens(K *k, const uint8_t *s, Py_ssize_t n) {
+    int st = normalise(k, &s, &n);
+    if (st == ST_OK) st = rewrite(k, &s, &n);
+    return st != ST_OK ? st : split_tokens(k, s, n);
 }
 
 /* ------------------------------------------------------ counting and clipping */
@@ -518,35 +573,36 @@ static Py_ssize_t pow2_at_least(Py_ssize_t n) {
     return c;
 }
 
-/* Room for the unigram arrays of n ids, all cleared (u_rseen -1: no reference yet). */
+/* Room for the unigram arrays of n ids, all cleared (u_rseen -1: no reference yet). A status. */
 static int unigrams_reserve(K *k, Py_ssize_t n) {
-    if (n <= k->u_cap) return 0;
+    if (n <= k->u_cap) return ST_OK;
     Py_ssize_t cap = pow2_at_least(n);
     int32_t **arrays[] = {&k->u_hyp, &k->u_rmax, &k->u_rcur, &k->u_rseen};
     for (int a = 0; a < 4; a++) {
         int32_t *p = (int32_t *)realloc(*arrays[a], (size_t)cap * sizeof(int32_t));
-        if (!p) { PyErr_NoMemory(); return -1; }
+        if (!p) return ST_NOMEM;
         *arrays[a] = p;
         for (Py_ssize_t i = k->u_cap; i < cap; i++) p[i] = a == 3 ? -1 : 0;
     }
     k->u_cap = cap;
-    return 0;
+    return ST_OK;
 }
 
-/* Intern the hypothesis tokens [t0, t0+nt) into ids 0..; fills hyp_ids, and the ids are dense. */
+/* Intern the hypothesis tokens [t0, t0+nt) into ids 0..; fills hyp_ids, and the ids are dense. A
+   status. */
 static int intern_hyp(K *k, Py_ssize_t t0, Py_ssize_t nt) {
     Py_ssize_t cap = pow2_at_least(2 * nt + 2);
     if (cap > k->tk_cap) {
         free(k->tk_slot); free(k->tk_hash);
         k->tk_slot = (int32_t *)malloc((size_t)cap * sizeof(int32_t));
         k->tk_hash = (uint64_t *)malloc((size_t)cap * sizeof(uint64_t));
-        if (!k->tk_slot || !k->tk_hash) { PyErr_NoMemory(); return -1; }
+        if (!k->tk_slot || !k->tk_hash) return ST_NOMEM;
         k->tk_cap = cap;
     }
     k->tk_mask = cap - 1;
     for (Py_ssize_t i = 0; i < cap; i++) k->tk_slot[i] = -1;
     k->hyp_ids.len = 0;
-    if (ibuf_reserve(&k->hyp_ids, nt + 1) < 0) return -1;
+    if (ibuf_reserve(&k->hyp_ids, nt + 1) < 0) return ST_NOMEM;
     int32_t next = 0;
     for (Py_ssize_t j = 0; j < nt; j++) {
         const uint8_t *s = k->arena.p + k->tok_start.p[t0 + j];
@@ -576,7 +632,7 @@ static int intern_hyp(K *k, Py_ssize_t t0, Py_ssize_t nt) {
     }
     k->dense = 1;
     k->n_uniq = next;
-    return 0;
+    return ST_OK;
 }
 
 /* Id of reference token ti, or -1 if the hypothesis (tokens t0..) does not contain it. */
@@ -597,19 +653,20 @@ static inline int32_t lookup_token(K *k, Py_ssize_t t0, Py_ssize_t ti) {
     }
 }
 
+/* Size the n-gram table for the n-grams of nhyp tokens. A status. */
 static int ng_prepare(K *k, Py_ssize_t nhyp) {
     Py_ssize_t want = pow2_at_least(2 * (nhyp * k->order) + 2);
     if (want > k->ng_cap) {
         free(k->ng); free(k->ng_used);
         k->ng = malloc((size_t)want * sizeof(*k->ng));
         k->ng_used = (int32_t *)malloc((size_t)want * sizeof(int32_t));
-        if (!k->ng || !k->ng_used) { PyErr_NoMemory(); return -1; }
+        if (!k->ng || !k->ng_used) return ST_NOMEM;
         k->ng_cap = want;
         for (Py_ssize_t i = 0; i < want; i++) k->ng[i].n = 0;
     }
     /* entries are cleared through ng_used, so [0, want) is empty here */
     k->ng_mask = want - 1;
-    return 0;
+    return ST_OK;
 }
 
 static void ng_clear(K *k) {
@@ -650,9 +707,11 @@ static void hyp_totals(int64_t *row, Py_ssize_t nh, int32_t order) {
     for (int32_t g = 1; g <= order; g++) row[2 + order + g - 1] = nh >= g ? nh - g + 1 : 0;
 }
 
-/* Count the hypothesis n-grams of k->hyp_ids[0..nh) into the table; row[0] and the totals. */
+/* Count the hypothesis n-grams of k->hyp_ids[0..nh) into the table; row[0] and the totals. A status. */
 static int count_hyp(K *k, Py_ssize_t nh, int64_t *row, Py_ssize_t K2) {
-    if (ng_prepare(k, nh) < 0 || (k->dense && unigrams_reserve(k, k->n_uniq) < 0)) return -1;
+    int st = ng_prepare(k, nh);
+    if (st == ST_OK && k->dense) st = unigrams_reserve(k, k->n_uniq);
+    if (st != ST_OK) return st;
     memset(row, 0, (size_t)K2 * sizeof(int64_t));
     row[0] = nh;
     const int32_t *hid = k->hyp_ids.p;
@@ -672,7 +731,7 @@ static int count_hyp(K *k, Py_ssize_t nh, int64_t *row, Py_ssize_t K2) {
         }
     }
     hyp_totals(row, nh, order);
-    return 0;
+    return ST_OK;
 }
 
 /* Reference number `nref` with token ids rid[0..nr) (-1: a token the hypothesis lacks): the
@@ -750,13 +809,13 @@ static void add_ref_ngrams(K *k, Py_ssize_t t0, Py_ssize_t nr, Py_ssize_t nref) 
 /* stats_many: a candidate's row against the references' table (add_ref_ngrams): its token ids
    cid[0..nh) are the references' (-1: a token none of them has); each occurrence of an n-gram
    matches while the candidate has it at most as often as the reference that has it most, which
-   is clipping. An n-gram the references lack ends the scan from that position. */
+   is clipping. An n-gram the references lack ends the scan from that position. A status. */
 static int count_matches(K *k, const int32_t *cid, Py_ssize_t nh, int64_t *row, Py_ssize_t K2) {
     int32_t order = k->order;
     memset(row, 0, (size_t)K2 * sizeof(int64_t));
     hyp_totals(row, nh, order);
     k->touched.len = 0;
-    if (ibuf_reserve(&k->touched, nh * order + 1) < 0) return -1;
+    if (ibuf_reserve(&k->touched, nh * order + 1) < 0) return ST_NOMEM;
     for (Py_ssize_t i = 0; i < nh; i++) {
         uint64_t h = 0;
         for (int32_t g = 1; g <= order && i + g <= nh; g++) {
@@ -769,158 +828,425 @@ static int count_matches(K *k, const int32_t *cid, Py_ssize_t nh, int64_t *row, 
         }
     }
     for (Py_ssize_t u = 0; u < k->touched.len; u++) k->ng[k->touched.p[u]].hyp = 0;
-    return 0;
+    return ST_OK;
 }
 
-/* Write row r to out (per_row) or add it to the sum; -1 with OverflowError if the sum overflows. */
-static int emit_row(int64_t *o, const int64_t *row, Py_ssize_t r, Py_ssize_t K2, int per_row) {
+/* The number of statistics of a row: c, r, then N matches and N totals. */
+static inline Py_ssize_t row_width(const K *k) { return 2 + 2 * (Py_ssize_t)k->order; }
+
+/* Write the row's statistics k->row into row r of out (per_row) or add them to its one row:
+   ST_OVERFLOW if the sum overflows. */
+static int emit_row(const K *k, int64_t *o, Py_ssize_t r, int per_row) {
+    Py_ssize_t K2 = row_width(k);
     if (per_row) {
-        memcpy(o + r * K2, row, (size_t)K2 * sizeof(int64_t));
-        return 0;
+        memcpy(o + r * K2, k->row, (size_t)K2 * sizeof(int64_t));
+        return ST_OK;
     }
     int overflow = 0;
-    for (Py_ssize_t q = 0; q < K2; q++) overflow |= __builtin_add_overflow(o[q], row[q], &o[q]);
-    if (overflow) {
-        PyErr_Format(PyExc_OverflowError, "statistics: the sum of row %zd into out exceeds int64", r);
+    for (Py_ssize_t q = 0; q < K2; q++) overflow |= __builtin_add_overflow(o[q], k->row[q], &o[q]);
+    return overflow ? ST_OVERFLOW : ST_OK;
+}
+
+/* k->row, for a run's rows. A status. */
+static int row_alloc(K *k) {
+    k->row = (int64_t *)calloc((size_t)row_width(k), sizeof(int64_t));
+    return k->row ? ST_OK : ST_NOMEM;
+}
+
+/* Room for the lengths (reflens) and first tokens (rstart) of n references. A status. */
+static int refs_reserve(K *k, Py_ssize_t n) {
+    if (n <= k->refs_cap) return ST_OK;
+    Py_ssize_t cap = n * 2;
+    int64_t *p = (int64_t *)realloc(k->reflens, (size_t)cap * sizeof(int64_t));
+    if (!p) return ST_NOMEM;
+    k->reflens = p;
+    if (!(p = (int64_t *)realloc(k->rstart, (size_t)cap * sizeof(int64_t)))) return ST_NOMEM;
+    k->rstart = p;
+    k->refs_cap = cap;
+    return ST_OK;
+}
+
+/* ----------------------------------------------------------------- the runs */
+
+/* The buffers of a stats or stages call, checked by text_batch (a stats_many call's references,
+   checked by ref_batch, with no candidates): n candidates (UTF-8 data, n+1 offsets inside it,
+   validity bytes or NULL), m references in all (the same), the n+1 list offsets of each row's
+   references, and out. */
+typedef struct {
+    const uint8_t *hdata, *rdata, *hval, *rval;
+    const int64_t *hoff, *roff, *loff;
+    Py_ssize_t n, m;
+    int64_t *out;
+    int per_row;
+} Batch;
+
+/* stats's row r into k->row: the candidate tokenized, its tokens interned and its n-grams counted,
+   then each reference tokenized and its n-grams clipped against them. A status. */
+static int stats_row(K *k, const Batch *b, Py_ssize_t r) {
+    int st;
+    k->bad_row = r;
+    k->bad_ref = -1;
+    if (b->hval && !b->hval[r]) return bad(k, "candidate is null");
+    int64_t a = b->hoff[r], e = b->hoff[r + 1];
+    int64_t la = b->loff[r], lb = b->loff[r + 1];
+    if (e < a || lb < la) return bad(k, "offsets are not monotonic");
+    k->arena.len = 0; k->tok_start.len = 0; k->tok_len.len = 0;
+    Py_ssize_t nh = segment_tokens(k, b->hdata + a, (Py_ssize_t)(e - a));
+    if (nh < 0) return (int)nh;
+    if ((st = intern_hyp(k, 0, nh)) != ST_OK || (st = count_hyp(k, nh, k->row, row_width(k))) != ST_OK ||
+        (st = refs_reserve(k, (Py_ssize_t)(lb - la))) != ST_OK)
+        return st;
+    Py_ssize_t nrefs = 0;
+    for (int64_t j = la; j < lb; j++) {
+        if (b->rval && !b->rval[j]) continue; /* a missing reference (None) */
+        int64_t ra = b->roff[j], rb = b->roff[j + 1];
+        k->bad_ref = (Py_ssize_t)(j - la);
+        if (rb < ra) return bad(k, "offsets are not monotonic");
+        Py_ssize_t t0 = k->tok_start.len;
+        Py_ssize_t nr = segment_tokens(k, b->rdata + ra, (Py_ssize_t)(rb - ra));
+        if (nr < 0) return (int)nr;
+        k->reflens[nrefs] = nr;
+        k->ref_ids.len = 0;
+        if (ibuf_reserve(&k->ref_ids, nr + 1) < 0) return ST_NOMEM;
+        for (Py_ssize_t t = 0; t < nr; t++) k->ref_ids.p[t] = lookup_token(k, 0, t0 + t);
+        count_ref(k, k->ref_ids.p, nr, nrefs);
+        nrefs++;
+        /* drop this reference's tokens from the lists; the arena text can stay */
+        k->tok_start.len = t0; k->tok_len.len = t0;
+    }
+    k->bad_ref = -1;
+    if (nrefs == 0) return bad(k, "no reference (all references are missing)");
+    finish_row(k, k->row, nh, k->reflens, nrefs);
+    return ST_OK;
+}
+
+/* stats: every row's statistics into b->out. A status; for ST_BAD and ST_OVERFLOW, k->bad_row,
+   bad_ref and bad_what say where and why it stopped. */
+static int run(K *k, const Batch *b) {
+    int st = row_alloc(k);
+    for (Py_ssize_t r = 0; r < b->n && st == ST_OK; r++)
+        if ((st = stats_row(k, b, r)) == ST_OK) st = emit_row(k, b->out, r, b->per_row);
+    return st;
+}
+
+/* stats_many's row r: its references tokenized once (their tokens stay in the lists, before any
+   candidate's), and their n-grams put in the table once, with the highest count of each in one
+   reference (the references' tokens numbered as a hypothesis' are); their number into *pnrefs.
+   A status. */
+static int table_refs(K *k, const Batch *b, Py_ssize_t r, Py_ssize_t *pnrefs) {
+    int st;
+    int64_t la = b->loff[r], lb = b->loff[r + 1];
+    if (lb < la) return bad(k, "offsets are not monotonic");
+    if ((st = refs_reserve(k, (Py_ssize_t)(lb - la))) != ST_OK) return st;
+    k->arena.len = 0; k->tok_start.len = 0; k->tok_len.len = 0;
+    Py_ssize_t nrefs = 0;
+    for (int64_t j = la; j < lb; j++) {
+        if (b->rval && !b->rval[j]) continue; /* a missing reference (None) */
+        int64_t ra = b->roff[j], rb = b->roff[j + 1];
+        k->bad_ref = (Py_ssize_t)(j - la);
+        if (rb < ra) return bad(k, "offsets are not monotonic");
+        k->rstart[nrefs] = k->tok_start.len;
+        Py_ssize_t nr = segment_tokens(k, b->rdata + ra, (Py_ssize_t)(rb - ra));
+        if (nr < 0) return (int)nr;
+        k->reflens[nrefs++] = nr;
+    }
+    k->bad_ref = -1;
+    if (nrefs == 0) return bad(k, "no reference (all references are missing)");
+    Py_ssize_t R = k->tok_start.len;
+    if ((st = intern_hyp(k, 0, R)) != ST_OK || (st = ng_prepare(k, R)) != ST_OK) return st;
+    for (Py_ssize_t q = 0; q < nrefs; q++) add_ref_ngrams(k, (Py_ssize_t)k->rstart[q], (Py_ssize_t)k->reflens[q], q);
+    *pnrefs = nrefs;
+    return ST_OK;
+}
+
+/* stats_many: system y's candidate of row r into k->row, looked up in the references' table
+   (table_refs; their R tokens and A arena bytes stay). A status. */
+static int many_row(K *k, const Sys *y, Py_ssize_t r, Py_ssize_t R, Py_ssize_t A, Py_ssize_t nrefs) {
+    int st;
+    if (y->hval && !y->hval[r]) return bad(k, "candidate is null");
+    int64_t a = y->hoff[r], e = y->hoff[r + 1];
+    if (e < a) return bad(k, "offsets are not monotonic");
+    k->arena.len = A; k->tok_start.len = R; k->tok_len.len = R;
+    Py_ssize_t nh = segment_tokens(k, y->hdata + a, (Py_ssize_t)(e - a));
+    if (nh < 0) return (int)nh;
+    if (ibuf_reserve(&k->ref_ids, nh + 1) < 0) return ST_NOMEM;
+    for (Py_ssize_t t = 0; t < nh; t++) k->ref_ids.p[t] = lookup_token(k, 0, R + t);
+    if ((st = count_matches(k, k->ref_ids.p, nh, k->row, row_width(k))) != ST_OK) return st;
+    k->row[1] = closest_length(nh, k->reflens, nrefs);
+    return ST_OK;
+}
+
+/* stats_many: each row's references tabled once (table_refs), then every system's candidate
+   counted against them, into that system's out. A status. */
+static int run_many(K *k, const Batch *b, const Sys *sys, Py_ssize_t S) {
+    int st = row_alloc(k);
+    for (Py_ssize_t r = 0; r < b->n && st == ST_OK; r++) {
+        Py_ssize_t nrefs = 0;
+        k->bad_row = r;
+        k->bad_ref = -1;
+        if ((st = table_refs(k, b, r, &nrefs)) != ST_OK) break;
+        Py_ssize_t R = k->tok_start.len, A = k->arena.len;
+        for (Py_ssize_t s = 0; s < S && st == ST_OK; s++)
+            if ((st = many_row(k, &sys[s], r, R, A, nrefs)) == ST_OK) st = emit_row(k, sys[s].out, r, b->per_row);
+        ng_clear(k);
+    }
+    return st;
+}
+
+/* The buffers of a stats_ids call, checked by ids_batch: per side, the ids, the dictionary's
+   offsets into them and the index (NULL: entry i is value i), the validity bytes or NULL; the
+   n+1 list offsets, and out. */
+typedef struct {
+    const int32_t *hids, *rids, *hidx, *ridx;
+    const int64_t *hoff, *roff, *loff;
+    const uint8_t *hval, *rval;
+    Py_ssize_t n;
+    int64_t *out;
+    int per_row;
+} IdBatch;
+
+/* stats_ids's row r into k->row: as stats_row, with the tokens' ids given. A status. */
+static int ids_row(K *k, const IdBatch *b, Py_ssize_t r) {
+    int st;
+    k->bad_row = r;
+    k->bad_ref = -1;
+    if (b->hval && !b->hval[r]) return bad(k, "candidate is null");
+    Py_ssize_t he = b->hidx ? b->hidx[r] : r;
+    Py_ssize_t nh = (Py_ssize_t)(b->hoff[he + 1] - b->hoff[he]);
+    k->hyp_ids.len = 0;
+    if (ibuf_reserve(&k->hyp_ids, nh + 1) < 0) return ST_NOMEM;
+    memcpy(k->hyp_ids.p, b->hids + b->hoff[he], (size_t)nh * sizeof(int32_t));
+    k->hyp_ids.len = nh;
+    if ((st = count_hyp(k, nh, k->row, row_width(k))) != ST_OK ||
+        (st = refs_reserve(k, (Py_ssize_t)(b->loff[r + 1] - b->loff[r]))) != ST_OK)
+        return st;
+    Py_ssize_t nrefs = 0;
+    for (int64_t j = b->loff[r]; j < b->loff[r + 1]; j++) {
+        if (b->rval && !b->rval[j]) continue; /* a missing reference (None) */
+        Py_ssize_t re = b->ridx ? b->ridx[j] : j;
+        Py_ssize_t nr = (Py_ssize_t)(b->roff[re + 1] - b->roff[re]);
+        k->reflens[nrefs] = nr;
+        count_ref(k, b->rids + b->roff[re], nr, nrefs);
+        nrefs++;
+    }
+    if (nrefs == 0) {
+        ng_clear(k);
+        return bad(k, "no reference (all references are missing)");
+    }
+    finish_row(k, k->row, nh, k->reflens, nrefs);
+    return ST_OK;
+}
+
+/* stats_ids: every row's statistics into b->out. A status. */
+static int run_ids(K *k, const IdBatch *b) {
+    int st = row_alloc(k);
+    for (Py_ssize_t r = 0; r < b->n && st == ST_OK; r++)
+        if ((st = ids_row(k, b, r)) == ST_OK) st = emit_row(k, b->out, r, b->per_row);
+    return st;
+}
+
+/* stages: one segment through the passes of `stage` (normalised; with STAGE_TOKENIZE also
+   rewritten and split into the token lists). A status. */
+static int stage_segment(K *k, const uint8_t *s, Py_ssize_t n, int stage) {
+    if (stage == STAGE_NORMALISE) return normalise(k, &s, &n);
+    Py_ssize_t nt = segment_tokens(k, s, n);
+    return nt < 0 ? (int)nt : ST_OK;
+}
+
+/* stages: every candidate and reference through the passes of `stage`, as stats takes them (a
+   row's tokens stay in the lists until the next row); nothing is counted. A status. */
+static int run_stages(K *k, const Batch *b, int stage) {
+    for (Py_ssize_t r = 0; r < b->n; r++) {
+        int st;
+        k->bad_row = r;
+        k->bad_ref = -1;
+        if (b->hval && !b->hval[r]) return bad(k, "candidate is null");
+        int64_t a = b->hoff[r], e = b->hoff[r + 1];
+        int64_t la = b->loff[r], lb = b->loff[r + 1];
+        if (e < a || lb < la) return bad(k, "offsets are not monotonic");
+        k->arena.len = 0; k->tok_start.len = 0; k->tok_len.len = 0;
+        if ((st = stage_segment(k, b->hdata + a, (Py_ssize_t)(e - a), stage)) != ST_OK) return st;
+        for (int64_t j = la; j < lb; j++) {
+            if (b->rval && !b->rval[j]) continue; /* a missing reference (None) */
+            int64_t ra = b->roff[j], rb = b->roff[j + 1];
+            k->bad_ref = (Py_ssize_t)(j - la);
+            if (rb < ra) return bad(k, "offsets are not monotonic");
+            if ((st = stage_segment(k, b->rdata + ra, (Py_ssize_t)(rb - ra), stage)) != ST_OK) return st;
+        }
+    }
+    return ST_OK;
+}
+
+/* ----------------------------------------------------------------- the calls */
+
+/* A call's result for its run's status st: None for ST_OK; otherwise NULL with the exception set --
+   ValueError((row, ref_index or -1, reason)) for ST_BAD, MemoryError, OverflowError naming the row,
+   or the Python error already set (ST_PYERR). */
+static PyObject *run_result(int st, const K *k) {
+    switch (st) {
+    case ST_OK:
+        Py_RETURN_NONE;
+    case ST_BAD: {
+        PyObject *e = Py_BuildValue("(nns)", k->bad_row, k->bad_ref, k->bad_what ? k->bad_what : "invalid row");
+        if (e) { PyErr_SetObject(PyExc_ValueError, e); Py_DECREF(e); }
+        return NULL;
+    }
+    case ST_NOMEM:
+        return PyErr_NoMemory();
+    case ST_OVERFLOW:
+        PyErr_Format(PyExc_OverflowError, "statistics: the sum of row %zd into out exceeds int64", k->bad_row);
+        return NULL;
+    default: /* ST_PYERR: the exception is set */
+        return NULL;
+    }
+}
+
+static int check_order(int order) {
+    if (order < 1 || order > 64) {
+        PyErr_SetString(PyExc_ValueError, "max_order must be in 1..64");
         return -1;
     }
     return 0;
 }
 
-/* The ValueError(row, ref_index, reason) of a bad row (unless an error is already set). */
-static void row_error(const K *k) {
-    if (PyErr_Occurred()) return;
-    PyObject *e = Py_BuildValue("(nns)", k->bad_row, k->bad_ref, k->bad_what ? k->bad_what : "invalid row");
-    if (e) { PyErr_SetObject(PyExc_ValueError, e); Py_DECREF(e); }
+static int check_tokenizer(int tokenizer) {
+    if (tokenizer < TOK_NONE || tokenizer > TOK_CHAR) {
+        PyErr_SetString(PyExc_ValueError, "unknown tokenizer id");
+        return -1;
+    }
+    return 0;
 }
 
-/* ----------------------------------------------------------------- the call */
+/* The Unicode flag table, which intl and zh need; -1 with ValueError if they lack it. */
+static int check_flags(int tokenizer, const View *fl) {
+    if ((tokenizer == TOK_INTL || tokenizer == TOK_ZH) && (!fl->held || fl->view.len != UNI_SIZE)) {
+        PyErr_SetString(PyExc_ValueError, "this tokenizer needs the Unicode flag table");
+        return -1;
+    }
+    return 0;
+}
+
+/* The options of a text call into k. */
+static void k_options(K *k, int tokenizer, int lowercase, int order, const View *fl) {
+    k->tokenizer = tokenizer; k->lowercase = lowercase; k->order = order;
+    k->flags = fl->held ? (const uint8_t *)fl->view.buf : NULL;
+}
+
+/* b's references: rd, ro, rv and lo (m references, n rows), their offsets inside their data; -1
+   with ValueError if not. */
+static int ref_batch(Batch *b, const View *rd, const View *ro, const View *rv, const View *lo, Py_ssize_t n,
+                     Py_ssize_t m) {
+    b->rdata = (const uint8_t *)rd->view.buf;
+    b->roff = (const int64_t *)ro->view.buf;
+    b->loff = (const int64_t *)lo->view.buf;
+    b->rval = rv->held ? (const uint8_t *)rv->view.buf : NULL;
+    b->n = n; b->m = m;
+    if (b->roff[0] < 0 || b->roff[m] > rd->view.len || b->loff[0] < 0 || b->loff[n] > m) {
+        PyErr_SetString(PyExc_ValueError, "offsets point outside their data");
+        return -1;
+    }
+    return 0;
+}
+
+/* The buffers of a stats call o[0..9) (hyp_data, hyp_offsets, hyp_valid, ref_data, ref_offsets,
+   ref_valid, list_offsets, flags, out; out NULL: a stages call, which has none) held in v[0..9)
+   and checked into b; -1 with TypeError or ValueError if they cannot be used. */
+static int text_batch(View v[9], PyObject *const o[9], int tokenizer, int per_row, Py_ssize_t width, Batch *b) {
+    View *out = o[8] ? &v[8] : NULL;
+    for (int i = 0; i < 9; i++) v[i].held = 0;
+    for (int i = 0; i < 9; i++)
+        if (o[i] && get_view(o[i], &v[i], i == 8) < 0) return -1;
+    if (!v[0].held || !v[1].held || !v[3].held || !v[4].held || !v[6].held || (out && !out->held)) {
+        PyErr_SetString(PyExc_TypeError, "data, offsets and out buffers are required");
+        return -1;
+    }
+    Py_ssize_t n, m;
+    if (batch_shape(&v[1], &v[4], &v[6], &v[2], &v[5], out, per_row, width, &n, &m) < 0 ||
+        check_flags(tokenizer, &v[7]) < 0)
+        return -1;
+    b->hdata = (const uint8_t *)v[0].view.buf;
+    b->hoff = (const int64_t *)v[1].view.buf;
+    b->hval = v[2].held ? (const uint8_t *)v[2].view.buf : NULL;
+    b->out = out ? (int64_t *)out->view.buf : NULL;
+    b->per_row = per_row;
+    if (b->hoff[0] < 0 || b->hoff[n] > v[0].view.len) {
+        PyErr_SetString(PyExc_ValueError, "offsets point outside their data");
+        return -1;
+    }
+    return ref_batch(b, &v[3], &v[4], &v[5], &v[6], n, m);
+}
+
+static void release_views(View *v, int n) {
+    for (int i = 0; i < n; i++) rel_view(&v[i]);
+}
 
 PyDoc_STRVAR(stats_doc,
 "stats(hyp_data, hyp_offsets, hyp_valid, ref_data, ref_offsets, ref_valid,\n"
-"      list_offsets, tokenizer, lowercase, max_order, flags, out, per_row[, stop_after])\n"
+"      list_offsets, tokenizer, lowercase, max_order, flags, out, per_row)\n"
 "\n"
 "Fill `out` (int64, n*(2+2N) when per_row else 2+2N, added to) with BLEU\n"
 "statistics. Offsets are int64 (n+1 / m+1 / n+1 values), valid buffers are\n"
 "one byte per value (or None: all valid). Raises OverflowError if a sum added\n"
 "to `out` would exceed int64, and\n"
-"ValueError(row, ref_index or -1 for the candidate, reason). stop_after (1: normalise,\n"
-"2: tokenize, 3: everything, the default) exists for stage timings.");
+"ValueError(row, ref_index or -1 for the candidate, reason).");
 
 static PyObject *k_stats(PyObject *self, PyObject *args) {
     (void)self;
-    PyObject *o_hd, *o_ho, *o_hv, *o_rd, *o_ro, *o_rv, *o_lo, *o_flags, *o_out;
-    int tokenizer, lowercase, order, per_row, stop_after = STAGE_ALL;
-    if (!PyArg_ParseTuple(args, "OOOOOOOiiiOOi|i", &o_hd, &o_ho, &o_hv, &o_rd, &o_ro, &o_rv, &o_lo,
-                          &tokenizer, &lowercase, &order, &o_flags, &o_out, &per_row, &stop_after))
+    PyObject *o[9]; /* the buffers, in text_batch's order */
+    int tokenizer, lowercase, order, per_row;
+    if (!PyArg_ParseTuple(args, "OOOOOOOiiiOOi", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &tokenizer,
+                          &lowercase, &order, &o[7], &o[8], &per_row))
         return NULL;
-    if (order < 1 || order > 64) { PyErr_SetString(PyExc_ValueError, "max_order must be in 1..64"); return NULL; }
-    if (tokenizer < TOK_NONE || tokenizer > TOK_CHAR) { PyErr_SetString(PyExc_ValueError, "unknown tokenizer id"); return NULL; }
-
-    View hd, ho, hv, rd, ro, rv, lo, fl, out;
-    View *all[] = {&hd, &ho, &hv, &rd, &ro, &rv, &lo, &fl, &out};
-    for (int i = 0; i < 9; i++) all[i]->held = 0;
+    if (check_order(order) < 0 || check_tokenizer(tokenizer) < 0) return NULL;
     PyObject *result = NULL;
+    View v[9];
+    Batch b;
     K k;
     memset(&k, 0, sizeof(k));
-    if (get_view(o_hd, &hd, 0) < 0 || get_view(o_ho, &ho, 0) < 0 || get_view(o_hv, &hv, 0) < 0 ||
-        get_view(o_rd, &rd, 0) < 0 || get_view(o_ro, &ro, 0) < 0 || get_view(o_rv, &rv, 0) < 0 ||
-        get_view(o_lo, &lo, 0) < 0 || get_view(o_flags, &fl, 0) < 0 || get_view(o_out, &out, 1) < 0)
-        goto done;
-    if (!hd.held || !ho.held || !rd.held || !ro.held || !lo.held || !out.held) {
-        PyErr_SetString(PyExc_TypeError, "data, offsets and out buffers are required");
-        goto done;
+    if (text_batch(v, o, tokenizer, per_row, 2 + 2 * (Py_ssize_t)order, &b) == 0) {
+        k_options(&k, tokenizer, lowercase, order, &v[7]);
+        result = run_result(run(&k, &b), &k);
     }
-    Py_ssize_t n, m, K2 = 2 + 2 * (Py_ssize_t)order;
-    if (batch_shape(&ho, &ro, &lo, &hv, &rv, &out, per_row, K2, &n, &m) < 0) goto done;
-    if ((tokenizer == TOK_INTL || tokenizer == TOK_ZH) && (!fl.held || fl.view.len != UNI_SIZE)) {
-        PyErr_SetString(PyExc_ValueError, "this tokenizer needs the Unicode flag table");
-        goto done;
-    }
-    const uint8_t *hdata = (const uint8_t *)hd.view.buf, *rdata = (const uint8_t *)rd.view.buf;
-    const int64_t *hoff = (const int64_t *)ho.view.buf, *roff = (const int64_t *)ro.view.buf;
-    const int64_t *loff = (const int64_t *)lo.view.buf;
-    const uint8_t *hval = hv.held ? (const uint8_t *)hv.view.buf : NULL;
-    const uint8_t *rval = rv.held ? (const uint8_t *)rv.view.buf : NULL;
-    int64_t *o = (int64_t *)out.view.buf;
-    if (hoff[0] < 0 || hoff[n] > hd.view.len || roff[0] < 0 || roff[m] > rd.view.len ||
-        loff[0] < 0 || loff[n] > m) {
-        PyErr_SetString(PyExc_ValueError, "offsets point outside their data");
-        goto done;
-    }
-
-    k.tokenizer = tokenizer; k.lowercase = lowercase; k.order = order; k.stop_after = stop_after;
-    k.flags = fl.held ? (const uint8_t *)fl.view.buf : NULL;
-    int64_t *row = (int64_t *)calloc((size_t)K2, sizeof(int64_t));
-    int64_t *reflens = NULL;
-    Py_ssize_t reflens_cap = 0;
-    if (!row) { PyErr_NoMemory(); goto done; }
-
-    for (Py_ssize_t r = 0; r < n; r++) {
-        k.bad_row = r;
-        k.bad_ref = -1;
-        if (hval && !hval[r]) { k.bad_what = "candidate is null"; goto bad; }
-        int64_t a = hoff[r], b = hoff[r + 1];
-        int64_t la = loff[r], lb = loff[r + 1];
-        if (b < a || lb < la) { k.bad_what = "offsets are not monotonic"; goto bad; }
-        k.arena.len = 0; k.tok_start.len = 0; k.tok_len.len = 0;
-        Py_ssize_t nh = segment_tokens(&k, hdata + a, (Py_ssize_t)(b - a));
-        if (nh < 0) goto bad;
-        if (stop_after < STAGE_ALL) { /* benchmark stages: tokenize the references too, count nothing */
-            for (int64_t j = la; j < lb; j++) {
-                if (rval && !rval[j]) continue;
-                k.bad_ref = (Py_ssize_t)(j - la);
-                if (segment_tokens(&k, rdata + roff[j], (Py_ssize_t)(roff[j + 1] - roff[j])) < 0) goto bad;
-            }
-            continue;
-        }
-        if (intern_hyp(&k, 0, nh) < 0) goto fail;
-        if (count_hyp(&k, nh, row, K2) < 0) goto fail;
-        /* references */
-        Py_ssize_t nrefs = 0;
-        if (lb - la > reflens_cap) {
-            reflens_cap = (Py_ssize_t)(lb - la) * 2;
-            int64_t *p = (int64_t *)realloc(reflens, (size_t)reflens_cap * sizeof(int64_t));
-            if (!p) { PyErr_NoMemory(); goto fail; }
-            reflens = p;
-        }
-        for (int64_t j = la; j < lb; j++) {
-            if (rval && !rval[j]) continue; /* a missing reference (None) */
-            int64_t ra = roff[j], rb = roff[j + 1];
-            k.bad_ref = (Py_ssize_t)(j - la);
-            if (rb < ra) { k.bad_what = "offsets are not monotonic"; goto bad; }
-            Py_ssize_t t0 = k.tok_start.len;
-            Py_ssize_t nr = segment_tokens(&k, rdata + ra, (Py_ssize_t)(rb - ra));
-            if (nr < 0) goto bad;
-            reflens[nrefs] = nr;
-            k.ref_ids.len = 0;
-            if (ibuf_reserve(&k.ref_ids, nr + 1) < 0) goto fail;
-            for (Py_ssize_t t = 0; t < nr; t++) k.ref_ids.p[t] = lookup_token(&k, 0, t0 + t);
-            count_ref(&k, k.ref_ids.p, nr, nrefs);
-            nrefs++;
-            /* drop this reference's tokens from the lists; the arena text can stay */
-            k.tok_start.len = t0; k.tok_len.len = t0;
-        }
-        k.bad_ref = -1;
-        if (nrefs == 0) { k.bad_what = "no reference (all references are missing)"; goto bad; }
-        finish_row(&k, row, nh, reflens, nrefs);
-        if (emit_row(o, row, r, K2, per_row) < 0) goto fail;
-    }
-    Py_INCREF(Py_None);
-    result = Py_None;
-    goto cleanup;
-bad:
-    row_error(&k);
-fail:
-cleanup:
-    free(row);
-    free(reflens);
-done:
     k_free(&k);
-    for (int i = 0; i < 9; i++) rel_view(all[i]);
+    release_views(v, 9);
     return result;
 }
 
+PyDoc_STRVAR(stages_doc,
+"stages(hyp_data, hyp_offsets, hyp_valid, ref_data, ref_offsets, ref_valid, list_offsets,\n"
+"       tokenizer, lowercase, flags, stop_after)\n"
+"\n"
+"For the benchmarks' stage timings: stats's first passes alone over the same buffers, each\n"
+"candidate and reference normalised (stop_after 1: UTF-8 validated, lowercased, right-stripped)\n"
+"or also tokenized (2: the tokenizer's passes, then split into tokens and hashed); nothing is\n"
+"counted, and None returned. Raises stats's ValueError(row, ref_index or -1, reason) for a\n"
+"row it cannot take.");
+
+static PyObject *k_stages(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *o[9] = {NULL}; /* the buffers, in text_batch's order; no out */
+    int tokenizer, lowercase, stage;
+    if (!PyArg_ParseTuple(args, "OOOOOOOiiOi", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &tokenizer,
+                          &lowercase, &o[7], &stage))
+        return NULL;
+    if (check_tokenizer(tokenizer) < 0) return NULL;
+    if (stage != STAGE_NORMALISE && stage != STAGE_TOKENIZE) {
+        PyErr_SetString(PyExc_ValueError, "stop_after must be 1 (normalise) or 2 (tokenize)");
+        return NULL;
+    }
+    PyObject *result = NULL;
+    View v[9];
+    Batch b;
+    K k;
+    memset(&k, 0, sizeof(k));
+    if (text_batch(v, o, tokenizer, 0, 0, &b) == 0) {
+        k_options(&k, tokenizer, lowercase, 0, &v[7]); /* no order: nothing is counted */
+        result = run_result(run_stages(&k, &b, stage), &k);
+    }
+    k_free(&k);
+    release_views(v, 9);
+    return result;
+}
 
 PyDoc_STRVAR(stats_many_doc,
 "stats_many(systems, ref_data, ref_offsets, ref_valid, list_offsets, tokenizer, lowercase,\n"
@@ -942,21 +1268,21 @@ static PyObject *k_stats_many(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OOOOOiiiOi", &o_sys, &o_rd, &o_ro, &o_rv, &o_lo, &tokenizer, &lowercase, &order,
                           &o_flags, &per_row))
         return NULL;
-    if (order < 1 || order > 64) { PyErr_SetString(PyExc_ValueError, "max_order must be in 1..64"); return NULL; }
-    if (tokenizer < TOK_NONE || tokenizer > TOK_CHAR) { PyErr_SetString(PyExc_ValueError, "unknown tokenizer id"); return NULL; }
+    if (check_order(order) < 0 || check_tokenizer(tokenizer) < 0) return NULL;
     PyObject *seq = PySequence_Fast(o_sys, "systems must be a sequence of (data, offsets, valid, out) tuples");
     if (!seq) return NULL;
-    Py_ssize_t S = PySequence_Fast_GET_SIZE(seq);
+    Py_ssize_t S = PySequence_Fast_GET_SIZE(seq), n = 0, m = 0;
     View rd, ro, rv, lo, fl;
     View *shared[] = {&rd, &ro, &rv, &lo, &fl};
     for (int i = 0; i < 5; i++) shared[i]->held = 0;
-    View *hv4 = (View *)calloc((size_t)(S > 0 ? S : 1) * 4, sizeof(View)); /* hd, ho, hv, out per system */
+    View *views = (View *)calloc((size_t)(S > 0 ? S : 1) * 4, sizeof(View)); /* hd, ho, hv, out per system */
+    Sys *sys = (Sys *)calloc((size_t)(S > 0 ? S : 1), sizeof(Sys));
     PyObject *result = NULL;
+    Batch b;
+    memset(&b, 0, sizeof(b));
     K k;
     memset(&k, 0, sizeof(k));
-    int64_t *row = NULL, *reflens = NULL, *rstart = NULL;
-    Py_ssize_t reflens_cap = 0;
-    if (!hv4) { PyErr_NoMemory(); goto done; }
+    if (!views || !sys) { PyErr_NoMemory(); goto done; }
     if (get_view(o_rd, &rd, 0) < 0 || get_view(o_ro, &ro, 0) < 0 || get_view(o_rv, &rv, 0) < 0 ||
         get_view(o_lo, &lo, 0) < 0 || get_view(o_flags, &fl, 0) < 0)
         goto done;
@@ -964,103 +1290,22 @@ static PyObject *k_stats_many(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_TypeError, "data, offsets and out buffers are required");
         goto done;
     }
-    Py_ssize_t n = 0, m = 0, K2 = 2 + 2 * (Py_ssize_t)order;
-    for (Py_ssize_t s = 0; s < S; s++) {
-        View *v = hv4 + 4 * s;
-        if (get_system_views(PySequence_Fast_GET_ITEM(seq, s), v) < 0) goto done;
-        Py_ssize_t ns, ms;
-        if (batch_shape(v + 1, &ro, &lo, v + 2, &rv, v + 3, per_row, K2, &ns, &ms) < 0) goto done;
-        n = ns; m = ms;
-        const int64_t *hoff = (const int64_t *)v[1].view.buf;
-        if (hoff[0] < 0 || hoff[n] > v[0].view.len) {
-            PyErr_SetString(PyExc_ValueError, "offsets point outside their data");
-            goto done;
-        }
-    }
+    if (get_systems(seq, views, sys, &ro, &lo, &rv, per_row, 2 + 2 * (Py_ssize_t)order, &n, &m) < 0) goto done;
     if (S == 0) { Py_INCREF(Py_None); result = Py_None; goto done; }
-    if ((tokenizer == TOK_INTL || tokenizer == TOK_ZH) && (!fl.held || fl.view.len != UNI_SIZE)) {
-        PyErr_SetString(PyExc_ValueError, "this tokenizer needs the Unicode flag table");
-        goto done;
-    }
-    const uint8_t *rdata = (const uint8_t *)rd.view.buf;
-    const int64_t *roff = (const int64_t *)ro.view.buf, *loff = (const int64_t *)lo.view.buf;
-    const uint8_t *rval = rv.held ? (const uint8_t *)rv.view.buf : NULL;
-    if (roff[0] < 0 || roff[m] > rd.view.len || loff[0] < 0 || loff[n] > m) {
-        PyErr_SetString(PyExc_ValueError, "offsets point outside their data");
-        goto done;
-    }
-    k.tokenizer = tokenizer; k.lowercase = lowercase; k.order = order; k.stop_after = STAGE_ALL;
-    k.flags = fl.held ? (const uint8_t *)fl.view.buf : NULL;
-    row = (int64_t *)calloc((size_t)K2, sizeof(int64_t));
-    if (!row) { PyErr_NoMemory(); goto done; }
-
-    for (Py_ssize_t r = 0; r < n; r++) {
-        k.bad_row = r;
-        k.bad_ref = -1;
-        int64_t la = loff[r], lb = loff[r + 1];
-        if (lb < la) { k.bad_what = "offsets are not monotonic"; goto bad; }
-        if (lb - la > reflens_cap) {
-            reflens_cap = (Py_ssize_t)(lb - la) * 2;
-            int64_t *p1 = (int64_t *)realloc(reflens, (size_t)reflens_cap * sizeof(int64_t));
-            if (p1) reflens = p1;
-            int64_t *p2 = (int64_t *)realloc(rstart, (size_t)reflens_cap * sizeof(int64_t));
-            if (p2) rstart = p2;
-            if (!p1 || !p2) { PyErr_NoMemory(); goto done; }
-        }
-        /* the references, once: their tokens stay in the lists, before any candidate's */
-        k.arena.len = 0; k.tok_start.len = 0; k.tok_len.len = 0;
-        Py_ssize_t nrefs = 0;
-        for (int64_t j = la; j < lb; j++) {
-            if (rval && !rval[j]) continue; /* a missing reference (None) */
-            int64_t ra = roff[j], rb = roff[j + 1];
-            k.bad_ref = (Py_ssize_t)(j - la);
-            if (rb < ra) { k.bad_what = "offsets are not monotonic"; goto bad; }
-            rstart[nrefs] = k.tok_start.len;
-            Py_ssize_t nr = segment_tokens(&k, rdata + ra, (Py_ssize_t)(rb - ra));
-            if (nr < 0) goto bad;
-            reflens[nrefs++] = nr;
-        }
-        k.bad_ref = -1;
-        if (nrefs == 0) { k.bad_what = "no reference (all references are missing)"; goto bad; }
-        Py_ssize_t R = k.tok_start.len, A = k.arena.len;
-        /* their n-grams into the table once, with the highest count of each in one reference (the
-           references' tokens numbered as a hypothesis' are); each candidate is looked up there */
-        if (intern_hyp(&k, 0, R) < 0 || ng_prepare(&k, R) < 0) goto done;
-        for (Py_ssize_t q = 0; q < nrefs; q++) add_ref_ngrams(&k, (Py_ssize_t)rstart[q], (Py_ssize_t)reflens[q], q);
-        for (Py_ssize_t s = 0; s < S; s++) {
-            View *v = hv4 + 4 * s;
-            const int64_t *hoff = (const int64_t *)v[1].view.buf;
-            const uint8_t *hval = v[2].held ? (const uint8_t *)v[2].view.buf : NULL;
-            if (hval && !hval[r]) { k.bad_what = "candidate is null"; goto bad; }
-            int64_t a = hoff[r], b = hoff[r + 1];
-            if (b < a) { k.bad_what = "offsets are not monotonic"; goto bad; }
-            k.arena.len = A; k.tok_start.len = R; k.tok_len.len = R;
-            Py_ssize_t nh = segment_tokens(&k, (const uint8_t *)v[0].view.buf + a, (Py_ssize_t)(b - a));
-            if (nh < 0) goto bad;
-            if (ibuf_reserve(&k.ref_ids, nh + 1) < 0) goto done;
-            for (Py_ssize_t t = 0; t < nh; t++) k.ref_ids.p[t] = lookup_token(&k, 0, R + t);
-            if (count_matches(&k, k.ref_ids.p, nh, row, K2) < 0) goto done;
-            row[1] = closest_length(nh, reflens, nrefs);
-            if (emit_row((int64_t *)v[3].view.buf, row, r, K2, per_row) < 0) goto done;
-        }
-        ng_clear(&k);
-    }
-    Py_INCREF(Py_None);
-    result = Py_None;
-    goto done;
-bad:
-    row_error(&k);
+    if (check_flags(tokenizer, &fl) < 0 || ref_batch(&b, &rd, &ro, &rv, &lo, n, m) < 0) goto done;
+    b.per_row = per_row;
+    k_options(&k, tokenizer, lowercase, order, &fl);
+    result = run_result(run_many(&k, &b, sys, S), &k);
 done:
-    free(row); free(reflens); free(rstart);
     k_free(&k);
     for (int i = 0; i < 5; i++) rel_view(shared[i]);
-    if (hv4)
-        for (Py_ssize_t i = 0; i < 4 * S; i++) rel_view(hv4 + i);
-    free(hv4);
+    if (views)
+        for (Py_ssize_t i = 0; i < 4 * S; i++) rel_view(views + i);
+    free(views);
+    free(sys);
     Py_DECREF(seq);
     return result;
 }
-
 
 PyDoc_STRVAR(stats_ids_doc,
 "stats_ids(hyp_ids, hyp_offsets, hyp_index, hyp_valid, ref_ids, ref_offsets, ref_index, ref_valid,\n"
@@ -1100,100 +1345,64 @@ static int check_side(const int32_t *ids, Py_ssize_t nids, const int64_t *off, P
     return 0;
 }
 
-static PyObject *k_stats_ids(PyObject *self, PyObject *args) {
-    (void)self;
-    PyObject *o_hi, *o_ho, *o_hx, *o_hv, *o_ri, *o_ro, *o_rx, *o_rv, *o_lo, *o_out;
-    int order, per_row;
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOiOi", &o_hi, &o_ho, &o_hx, &o_hv, &o_ri, &o_ro, &o_rx, &o_rv, &o_lo,
-                          &order, &o_out, &per_row))
-        return NULL;
-    if (order < 1 || order > 64) { PyErr_SetString(PyExc_ValueError, "max_order must be in 1..64"); return NULL; }
-    View hi, ho, hx, hv, ri, ro, rx, rv, lo, out;
-    View *all[] = {&hi, &ho, &hx, &hv, &ri, &ro, &rx, &rv, &lo, &out};
-    for (int i = 0; i < 10; i++) all[i]->held = 0;
-    PyObject *result = NULL;
-    K k;
-    memset(&k, 0, sizeof(k));
-    int64_t *row = NULL, *reflens = NULL;
-    if (get_view(o_hi, &hi, 0) < 0 || get_view(o_ho, &ho, 0) < 0 || get_view(o_hx, &hx, 0) < 0 ||
-        get_view(o_hv, &hv, 0) < 0 || get_view(o_ri, &ri, 0) < 0 || get_view(o_ro, &ro, 0) < 0 ||
-        get_view(o_rx, &rx, 0) < 0 || get_view(o_rv, &rv, 0) < 0 || get_view(o_lo, &lo, 0) < 0 ||
-        get_view(o_out, &out, 1) < 0)
-        goto done;
-    if (!hi.held || !ho.held || !ri.held || !ro.held || !lo.held || !out.held) {
+/* The buffers of a stats_ids call o[0..10) (hyp_ids, hyp_offsets, hyp_index, hyp_valid, ref_ids,
+   ref_offsets, ref_index, ref_valid, list_offsets, out) held in v and checked into b: every offset
+   and index, so that run_ids cannot read outside the buffers. -1 with TypeError or ValueError if
+   they cannot be used. */
+static int ids_batch(View v[10], PyObject *const o[10], int per_row, Py_ssize_t width, IdBatch *b) {
+    for (int i = 0; i < 10; i++) v[i].held = 0;
+    for (int i = 0; i < 10; i++)
+        if (get_view(o[i], &v[i], i == 9) < 0) return -1;
+    if (!v[0].held || !v[1].held || !v[4].held || !v[5].held || !v[8].held || !v[9].held) {
         PyErr_SetString(PyExc_TypeError, "ids, offsets and out buffers are required");
-        goto done;
+        return -1;
     }
-    Py_ssize_t nhi = hi.view.len / 4, nri = ri.view.len / 4;
-    Py_ssize_t nhd = ho.view.len / 8 - 1, nrd = ro.view.len / 8 - 1;
-    Py_ssize_t n = hx.held ? hx.view.len / 4 : nhd, m = rx.held ? rx.view.len / 4 : nrd;
-    Py_ssize_t K2 = 2 + 2 * (Py_ssize_t)order;
+    Py_ssize_t nhi = v[0].view.len / 4, nri = v[4].view.len / 4;
+    Py_ssize_t nhd = v[1].view.len / 8 - 1, nrd = v[5].view.len / 8 - 1;
+    Py_ssize_t n = v[2].held ? v[2].view.len / 4 : nhd, m = v[6].held ? v[6].view.len / 4 : nrd;
     if (nhd < 0 || nrd < 0) {
         PyErr_SetString(PyExc_ValueError, "offset buffers have inconsistent lengths");
-        goto done;
+        return -1;
     }
-    if (rows_shape(n, m, &lo, &hv, &rv, &out, per_row, K2) < 0) goto done;
-    const int32_t *hids = (const int32_t *)hi.view.buf, *rids = (const int32_t *)ri.view.buf;
-    const int64_t *hoff = (const int64_t *)ho.view.buf, *roff = (const int64_t *)ro.view.buf;
-    const int32_t *hidx = hx.held ? (const int32_t *)hx.view.buf : NULL;
-    const int32_t *ridx = rx.held ? (const int32_t *)rx.view.buf : NULL;
-    const int64_t *loff = (const int64_t *)lo.view.buf;
-    const uint8_t *hval = hv.held ? (const uint8_t *)hv.view.buf : NULL;
-    const uint8_t *rval = rv.held ? (const uint8_t *)rv.view.buf : NULL;
-    int64_t *o = (int64_t *)out.view.buf;
-    /* every offset and index is checked here, so the loops below cannot read outside the buffers */
-    if (check_side(hids, nhi, hoff, nhd, hidx, hval, n) < 0 || check_side(rids, nri, roff, nrd, ridx, rval, m) < 0)
-        goto done;
+    if (rows_shape(n, m, &v[8], &v[3], &v[7], &v[9], per_row, width) < 0) return -1;
+    b->hids = (const int32_t *)v[0].view.buf; b->rids = (const int32_t *)v[4].view.buf;
+    b->hoff = (const int64_t *)v[1].view.buf; b->roff = (const int64_t *)v[5].view.buf;
+    b->hidx = v[2].held ? (const int32_t *)v[2].view.buf : NULL;
+    b->ridx = v[6].held ? (const int32_t *)v[6].view.buf : NULL;
+    b->hval = v[3].held ? (const uint8_t *)v[3].view.buf : NULL;
+    b->rval = v[7].held ? (const uint8_t *)v[7].view.buf : NULL;
+    b->loff = (const int64_t *)v[8].view.buf;
+    b->n = n; b->out = (int64_t *)v[9].view.buf; b->per_row = per_row;
+    if (check_side(b->hids, nhi, b->hoff, nhd, b->hidx, b->hval, n) < 0 ||
+        check_side(b->rids, nri, b->roff, nrd, b->ridx, b->rval, m) < 0)
+        return -1;
     for (Py_ssize_t r = 0; r < n; r++)
-        if (loff[r] < 0 || loff[r + 1] < loff[r] || loff[r + 1] > m) {
+        if (b->loff[r] < 0 || b->loff[r + 1] < b->loff[r] || b->loff[r + 1] > m) {
             PyErr_SetString(PyExc_ValueError, "offsets are not monotonic or point outside their data");
-            goto done;
+            return -1;
         }
-    k.order = order;
-    row = (int64_t *)calloc((size_t)K2, sizeof(int64_t));
-    Py_ssize_t reflens_cap = 0;
-    if (!row) { PyErr_NoMemory(); goto done; }
-    for (Py_ssize_t r = 0; r < n; r++) {
-        k.bad_row = r;
-        k.bad_ref = -1;
-        if (hval && !hval[r]) { k.bad_what = "candidate is null"; goto bad; }
-        Py_ssize_t he = hidx ? hidx[r] : r;
-        Py_ssize_t nh = (Py_ssize_t)(hoff[he + 1] - hoff[he]);
-        k.hyp_ids.len = 0;
-        if (ibuf_reserve(&k.hyp_ids, nh + 1) < 0) goto fail;
-        memcpy(k.hyp_ids.p, hids + hoff[he], (size_t)nh * sizeof(int32_t));
-        k.hyp_ids.len = nh;
-        if (count_hyp(&k, nh, row, K2) < 0) goto fail;
-        Py_ssize_t nrefs = 0;
-        if (loff[r + 1] - loff[r] > reflens_cap) {
-            reflens_cap = (Py_ssize_t)(loff[r + 1] - loff[r]) * 2;
-            int64_t *p = (int64_t *)realloc(reflens, (size_t)reflens_cap * sizeof(int64_t));
-            if (!p) { PyErr_NoMemory(); goto fail; }
-            reflens = p;
-        }
-        for (int64_t j = loff[r]; j < loff[r + 1]; j++) {
-            if (rval && !rval[j]) continue; /* a missing reference (None) */
-            Py_ssize_t re = ridx ? ridx[j] : j;
-            Py_ssize_t nr = (Py_ssize_t)(roff[re + 1] - roff[re]);
-            reflens[nrefs] = nr;
-            count_ref(&k, rids + roff[re], nr, nrefs);
-            nrefs++;
-        }
-        if (nrefs == 0) { ng_clear(&k); k.bad_what = "no reference (all references are missing)"; goto bad; }
-        finish_row(&k, row, nh, reflens, nrefs);
-        if (emit_row(o, row, r, K2, per_row) < 0) goto fail;
+    return 0;
+}
+
+static PyObject *k_stats_ids(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *o[10]; /* the buffers, in ids_batch's order */
+    int order, per_row;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOiOi", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7], &o[8],
+                          &order, &o[9], &per_row))
+        return NULL;
+    if (check_order(order) < 0) return NULL;
+    PyObject *result = NULL;
+    View v[10];
+    IdBatch b;
+    K k;
+    memset(&k, 0, sizeof(k));
+    if (ids_batch(v, o, per_row, 2 + 2 * (Py_ssize_t)order, &b) == 0) {
+        k.order = order;
+        result = run_result(run_ids(&k, &b), &k);
     }
-    Py_INCREF(Py_None);
-    result = Py_None;
-    goto done;
-bad:
-    row_error(&k);
-fail:
-done:
-    free(row);
-    free(reflens);
     k_free(&k);
-    for (int i = 0; i < 10; i++) rel_view(all[i]);
+    release_views(v, 10);
     return result;
 }
 
@@ -1201,6 +1410,7 @@ static PyMethodDef methods[] = {
     {"stats", k_stats, METH_VARARGS, stats_doc},
     {"stats_many", k_stats_many, METH_VARARGS, stats_many_doc},
     {"stats_ids", k_stats_ids, METH_VARARGS, stats_ids_doc},
+    {"stages", k_stages, METH_VARARGS, stages_doc},
     {NULL, NULL, 0, NULL},
 };
 

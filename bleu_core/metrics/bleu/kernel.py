@@ -37,7 +37,6 @@ def batch_stats(
     max_ngram_order: int = 4,
     per_row: bool = True,
     spm_model: Optional[str] = None,
-    _stop_after: int = 3,
 ) -> np.ndarray:
     """BLEU statistics of a batch.
 
@@ -46,8 +45,7 @@ def batch_stats(
     and ``""`` a real empty one. Returns ``int64[n, 2+2N]`` when ``per_row`` else the
     ``int64[2+2N]`` sum. Raises :class:`BatchInputError` naming the row for a null candidate,
     a row without any reference, or text that is not valid UTF-8. ``spm_model`` is the model file of
-    a SentencePiece tokenizer (default: sacrebleu's). (``_stop_after`` is for the
-    benchmarks' stage timings: 1 stops after normalising, 2 after tokenizing.)
+    a SentencePiece tokenizer (default: sacrebleu's).
     """
     _require_kernel()
     tok = get_tokenizer(tokenize, spm_model)
@@ -55,7 +53,7 @@ def batch_stats(
     child, list_offsets = _list_parts(refs)
     lowercase = bool(lowercase)
     if hasattr(tok, "encode_ids"):  # SentencePiece: the kernel counts piece ids
-        return _stats_from_ids(tok, cand, child, list_offsets, lowercase, max_ngram_order, per_row, _stop_after)
+        return _stats_from_ids(tok, cand, child, list_offsets, lowercase, max_ngram_order, per_row)
     if tok.kernel_id is None:
         cand, child = _as_string(cand, "candidates"), _as_string(child, "references")
         _check_utf8(cand, child, list_offsets)
@@ -69,7 +67,7 @@ def batch_stats(
     out = np.zeros((n, width) if per_row else width, dtype=np.int64)
     try:
         _bleu.stats(hd, ho, hv, rd, ro, rv, list_offsets, kernel_id, int(lowercase), max_ngram_order, tok.flags(),
-                      out, int(per_row), _stop_after)
+                    out, int(per_row))
     except ValueError as exc:
         raise_row_error(exc)
     return out
@@ -96,15 +94,13 @@ def batch_stats_many(systems, references, *, tokenize: str = "13a", lowercase: b
                       refs, systems, 2 + 2 * max_ngram_order, per_row, lambda c, r: batch_stats(c, r, **one))
 
 
-def _stats_from_ids(tok, cand, child, list_offsets, lowercase, order, per_row, stop_after) -> np.ndarray:
+def _stats_from_ids(tok, cand, child, list_offsets, lowercase, order, per_row) -> np.ndarray:
     """Statistics of token ids (see ``TokenizerSPM.encode_ids``), counted by ``_bleu.stats_ids``."""
     cand, child = _as_string(cand, "candidates"), _as_string(child, "references")
     _check_utf8(cand, child, list_offsets)
     hyp, ref = tok.encode_ids([cand, child], lowercase)
     n, width = len(cand), 2 + 2 * order
     out = np.zeros((n, width) if per_row else width, dtype=np.int64)
-    if stop_after < 3:  # the benchmarks' stage timings: encoding only
-        return out
     try:
         _bleu.stats_ids(*hyp, *ref, list_offsets, order, out, int(per_row))
     except ValueError as exc:

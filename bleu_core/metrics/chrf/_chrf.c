@@ -38,8 +38,10 @@
  * Counters are reset through a list of touched entries, the table through a list of inserted
  * ones; buffers are reused across the batch and nothing is allocated per n-gram.
  *
- * The GIL is released for the whole batch and taken back only to call str.lower on non-ASCII
- * text.
+ * Each entry point only parses and checks its arguments (into a Batch, the systems into Sys, the
+ * options into K); run and run_many do the work over them in plain C and return a status (ST_*),
+ * which the entry point turns into its exception (status_result). The GIL is released for the
+ * whole batch and taken back only to call str.lower on non-ASCII text.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -48,7 +50,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "_buffers.h" /* View, get_view, rel_view, batch_shape: shared with _bleu.c */
+#include "_buffers.h" /* View, get_view, rel_view, batch_shape, Sys, get_systems: shared with _bleu.c */
 #include "_text.h"    /* u8dec, is_space: shared with _bleu.c */
 #include "_cps.h"     /* grow/GROW, decode_cps, lower_cps, hash_cps, same_cps, ST_*, status_result: shared with _ter.c */
 
@@ -578,20 +580,27 @@ static int check_options(Py_ssize_t co, Py_ssize_t wo, double factor, double one
     return 0;
 }
 
-/* The options into k and its per-row buffers allocated; -1 with MemoryError. */
-static int k_setup(K *k, Py_ssize_t co, Py_ssize_t wo, int lowercase, int whitespace, int eps, double factor,
-                   double one_plus) {
-    Py_ssize_t W = 3 * (co + wo);
+/* The options of a call (checked by check_options) into k. */
+static void k_options(K *k, Py_ssize_t co, Py_ssize_t wo, int lowercase, int whitespace, int eps, double factor,
+                      double one_plus) {
     k->co = co; k->wo = wo; k->order = co + wo;
     k->lowercase = lowercase; k->whitespace = whitespace; k->eps = eps;
     k->factor = factor; k->one_plus = one_plus;
+}
+
+/* The per-row buffers of a run: a reference's matches, its triples and the best reference's. A
+   status. */
+static int k_alloc(K *k) {
+    Py_ssize_t W = 3 * k->order;
     k->match = (int64_t *)malloc((size_t)k->order * sizeof(int64_t));
     k->cur = (int64_t *)malloc((size_t)W * sizeof(int64_t));
     k->best = (int64_t *)malloc((size_t)W * sizeof(int64_t));
-    if (!k->match || !k->cur || !k->best) { PyErr_NoMemory(); return -1; }
-    return 0;
+    return k->match && k->cur && k->best ? ST_OK : ST_NOMEM;
 }
 
+/* The buffers of a stats call, checked by k_stats (a stats_many call's references alone, its
+   candidates being in Sys): n candidates (UTF-8 data, n+1 offsets inside it, validity bytes or
+   NULL), m references in all (the same), the n+1 list offsets of each row's references, and out. */
 typedef struct {
     const uint8_t *hdata, *rdata, *hval, *rval;
     const int64_t *hoff, *roff, *loff;
@@ -600,136 +609,153 @@ typedef struct {
     int per_row;
 } Batch;
 
-static int run(K *k, const Batch *b) {
-    Py_ssize_t W = 3 * k->order;
-    for (Py_ssize_t row = 0; row < b->n; row++) {
-        int st;
-        k->bad_row = row;
-        k->bad_ref = -1;
-        if (b->hval && !b->hval[row]) { k->bad_what = "candidate is null"; return ST_BAD; }
-        int64_t a = b->hoff[row], e = b->hoff[row + 1];
-        int64_t la = b->loff[row], lb = b->loff[row + 1];
-        /* rows are visited in order, so a >= hoff[0] and la >= loff[0] already hold */
-        if (e < a || e > b->hoff[b->n] || lb < la || lb > b->loff[b->n]) {
+/* A reference's triples k->cur into k->best if its F score is strictly above *best_f (so the first
+   of the best references is kept). */
+static void keep_best(K *k, double *best_f) {
+    double f = f_score(k, k->cur);
+    if (f > *best_f) {
+        *best_f = f;
+        memcpy(k->best, k->cur, (size_t)(3 * k->order) * sizeof(int64_t));
+    }
+}
+
+/* run's row `row`: the candidate prepared and its n-grams tabled, then each reference prepared and
+   counted against them; the best reference's triples into k->best. A status. */
+static int stats_row(K *k, const Batch *b, Py_ssize_t row) {
+    int st;
+    k->bad_row = row;
+    k->bad_ref = -1;
+    if (b->hval && !b->hval[row]) { k->bad_what = "candidate is null"; return ST_BAD; }
+    int64_t a = b->hoff[row], e = b->hoff[row + 1];
+    int64_t la = b->loff[row], lb = b->loff[row + 1];
+    /* rows are visited in order, so a >= hoff[0] and la >= loff[0] already hold */
+    if (e < a || e > b->hoff[b->n] || lb < la || lb > b->loff[b->n]) {
+        k->bad_what = "offsets are not monotonic";
+        return ST_BAD;
+    }
+    if ((st = prepare(k, &k->h, b->hdata + a, (Py_ssize_t)(e - a))) != ST_OK) return st;
+    if (k->wo > 0 && (st = intern_tokens(k, &k->h, 1)) != ST_OK) return st;
+    if ((st = tab_prepare(k)) != ST_OK) return st;
+    count_hyp(k);
+    double best_f = -1.0;
+    Py_ssize_t nrefs = 0;
+    for (int64_t j = la; j < lb; j++) {
+        if (b->rval && !b->rval[j]) continue; /* a missing reference (None) */
+        k->bad_ref = (Py_ssize_t)(j - la);
+        int64_t ra = b->roff[j], rb = b->roff[j + 1];
+        if (rb < ra || ra < b->roff[0] || rb > b->roff[b->m]) {
             k->bad_what = "offsets are not monotonic";
             return ST_BAD;
         }
-        if ((st = prepare(k, &k->h, b->hdata + a, (Py_ssize_t)(e - a))) != ST_OK) return st;
-        if (k->wo > 0 && (st = intern_tokens(k, &k->h, 1)) != ST_OK) return st;
-        if ((st = tab_prepare(k)) != ST_OK) return st;
-        count_hyp(k);
-        double best_f = -1.0;
-        Py_ssize_t nrefs = 0;
-        for (int64_t j = la; j < lb; j++) {
-            if (b->rval && !b->rval[j]) continue; /* a missing reference (None) */
-            k->bad_ref = (Py_ssize_t)(j - la);
-            int64_t ra = b->roff[j], rb = b->roff[j + 1];
-            if (rb < ra || ra < b->roff[0] || rb > b->roff[b->m]) {
-                k->bad_what = "offsets are not monotonic";
-                return ST_BAD;
-            }
-            if ((st = prepare(k, &k->r, b->rdata + ra, (Py_ssize_t)(rb - ra))) != ST_OK) return st;
-            if (k->wo > 0) lookup_tokens(k, &k->r);
-            count_ref(k, &k->r);
-            triples(k, &k->r, k->match, k->cur);
-            double f = f_score(k, k->cur);
-            if (f > best_f) {
-                best_f = f;
-                memcpy(k->best, k->cur, (size_t)W * sizeof(int64_t));
-            }
-            nrefs++;
-        }
-        k->bad_ref = -1;
-        tab_clear(k);
-        if (nrefs == 0) { k->bad_what = "no reference (all references are missing)"; return ST_BAD; }
-        if ((st = emit_best(k, b->out, row, b->per_row)) != ST_OK) return st;
+        if ((st = prepare(k, &k->r, b->rdata + ra, (Py_ssize_t)(rb - ra))) != ST_OK) return st;
+        if (k->wo > 0) lookup_tokens(k, &k->r);
+        count_ref(k, &k->r);
+        triples(k, &k->r, k->match, k->cur);
+        keep_best(k, &best_f);
+        nrefs++;
     }
+    k->bad_ref = -1;
+    tab_clear(k);
+    if (nrefs == 0) { k->bad_what = "no reference (all references are missing)"; return ST_BAD; }
     return ST_OK;
 }
 
-/* One system of stats_many: its candidates and its out. */
-typedef struct {
-    const uint8_t *hdata, *hval;
-    const int64_t *hoff;
-    int64_t *out;
-} Sys;
+/* stats: every row's statistics into b->out. A status; for ST_BAD and ST_OVERFLOW, k->bad_row,
+   bad_ref and bad_what say where and why it stopped. */
+static int run(K *k, const Batch *b) {
+    int st = k_alloc(k);
+    for (Py_ssize_t row = 0; row < b->n && st == ST_OK; row++)
+        if ((st = stats_row(k, b, row)) == ST_OK) st = emit_best(k, b->out, row, b->per_row);
+    return st;
+}
+
+/* run_many's row `row`: its references prepared (decoded, lowercased, split, hashed) into k->rs,
+   their number into *pnrefs. A status. */
+static int prepare_refs(K *k, const Batch *b, Py_ssize_t row, Py_ssize_t *pnrefs) {
+    int st;
+    int64_t la = b->loff[row], lb = b->loff[row + 1];
+    if (lb < la || lb > b->loff[b->n]) { k->bad_what = "offsets are not monotonic"; return ST_BAD; }
+    if (lb - la > k->rs_cap) {
+        Py_ssize_t cap = (Py_ssize_t)(lb - la) * 2;
+        Seg *p = (Seg *)realloc(k->rs, (size_t)cap * sizeof(Seg));
+        if (!p) return ST_NOMEM;
+        memset(p + k->rs_cap, 0, (size_t)(cap - k->rs_cap) * sizeof(Seg));
+        k->rs = p;
+        k->rs_cap = cap;
+    }
+    Py_ssize_t nrefs = 0;
+    for (int64_t j = la; j < lb; j++) {
+        if (b->rval && !b->rval[j]) continue; /* a missing reference (None) */
+        k->bad_ref = (Py_ssize_t)(j - la);
+        int64_t ra = b->roff[j], rb = b->roff[j + 1];
+        if (rb < ra || ra < b->roff[0] || rb > b->roff[b->m]) {
+            k->bad_what = "offsets are not monotonic";
+            return ST_BAD;
+        }
+        if ((st = prepare(k, &k->rs[nrefs], b->rdata + ra, (Py_ssize_t)(rb - ra))) != ST_OK) return st;
+        nrefs++;
+    }
+    k->bad_ref = -1;
+    if (nrefs == 0) { k->bad_what = "no reference (all references are missing)"; return ST_BAD; }
+    *pnrefs = nrefs;
+    return ST_OK;
+}
+
+/* run_many: system y's candidate of row `row` against the row's references k->rs[0..nrefs), looked
+   up in their table (shared: tab_refs built it) or, as run does, in a table of its own; the best
+   reference's triples into k->best. A status. */
+static int system_row(K *k, const Sys *y, Py_ssize_t row, Py_ssize_t n, Py_ssize_t nrefs, int shared) {
+    int st;
+    if (y->hval && !y->hval[row]) { k->bad_what = "candidate is null"; return ST_BAD; }
+    int64_t a = y->hoff[row], e = y->hoff[row + 1];
+    if (e < a || e > y->hoff[n]) { k->bad_what = "offsets are not monotonic"; return ST_BAD; }
+    if ((st = prepare(k, &k->h, y->hdata + a, (Py_ssize_t)(e - a))) != ST_OK) return st;
+    if (shared) {
+        if ((st = check_hyp_size(k)) != ST_OK) return st; /* the limit run has */
+        if (k->wo > 0) lookup_tokens(k, &k->h);
+        count_hyp_refs(k);
+    } else {
+        if (k->wo > 0 && (st = intern_tokens(k, &k->h, 1)) != ST_OK) return st;
+        if ((st = tab_prepare(k)) != ST_OK) return st;
+        count_hyp(k);
+    }
+    double best_f = -1.0;
+    for (Py_ssize_t q = 0; q < nrefs; q++) {
+        const int64_t *match = k->matches + q * k->order;
+        if (!shared) {
+            if (k->wo > 0) lookup_tokens(k, &k->rs[q]);
+            count_ref(k, &k->rs[q]);
+            match = k->match;
+        }
+        triples(k, &k->rs[q], match, k->cur);
+        keep_best(k, &best_f);
+    }
+    if (!shared) tab_clear(k);
+    return ST_OK;
+}
 
 /* run for several systems' candidates of the same references: each row's references are
-   prepared (decoded, lowercased, split, hashed) once, and their n-grams put in the table once,
-   with their count in each reference; each candidate's n-grams are then looked up there (a row
-   whose references have too many n-grams for one table is counted candidate by candidate, as
-   run does). */
+   prepared once (prepare_refs), and their n-grams put in the table once, with their count in each
+   reference; each candidate's n-grams are then looked up there (a row whose references have too
+   many n-grams for one table is counted candidate by candidate, as run does). A status, as run's. */
 static int run_many(K *k, const Batch *b, const Sys *sys, Py_ssize_t S) {
-    Py_ssize_t W = 3 * k->order;
-    for (Py_ssize_t row = 0; row < b->n; row++) {
-        int st;
+    int st = k_alloc(k);
+    for (Py_ssize_t row = 0; row < b->n && st == ST_OK; row++) {
+        Py_ssize_t nrefs = 0;
         k->bad_row = row;
         k->bad_ref = -1;
-        int64_t la = b->loff[row], lb = b->loff[row + 1];
-        if (lb < la || lb > b->loff[b->n]) { k->bad_what = "offsets are not monotonic"; return ST_BAD; }
-        if (lb - la > k->rs_cap) {
-            Py_ssize_t cap = (Py_ssize_t)(lb - la) * 2;
-            Seg *p = (Seg *)realloc(k->rs, (size_t)cap * sizeof(Seg));
-            if (!p) return ST_NOMEM;
-            memset(p + k->rs_cap, 0, (size_t)(cap - k->rs_cap) * sizeof(Seg));
-            k->rs = p;
-            k->rs_cap = cap;
-        }
-        Py_ssize_t nrefs = 0;
-        for (int64_t j = la; j < lb; j++) {
-            if (b->rval && !b->rval[j]) continue; /* a missing reference (None) */
-            k->bad_ref = (Py_ssize_t)(j - la);
-            int64_t ra = b->roff[j], rb = b->roff[j + 1];
-            if (rb < ra || ra < b->roff[0] || rb > b->roff[b->m]) {
-                k->bad_what = "offsets are not monotonic";
-                return ST_BAD;
-            }
-            if ((st = prepare(k, &k->rs[nrefs], b->rdata + ra, (Py_ssize_t)(rb - ra))) != ST_OK) return st;
-            nrefs++;
-        }
-        k->bad_ref = -1;
-        if (nrefs == 0) { k->bad_what = "no reference (all references are missing)"; return ST_BAD; }
+        if ((st = prepare_refs(k, b, row, &nrefs)) != ST_OK) break;
         /* the references' n-grams in the table once for every candidate, unless too many */
-        if (k->wo > 0 && (st = intern_tokens(k, k->rs, nrefs)) != ST_OK) return st;
-        if ((st = tab_refs(k, nrefs)) == ST_NOMEM) return st;
+        if (k->wo > 0 && (st = intern_tokens(k, k->rs, nrefs)) != ST_OK) break;
+        if ((st = tab_refs(k, nrefs)) == ST_NOMEM) break;
         int shared = st == ST_OK;
-        if (GROW(k->matches, k->matches_cap, (size_t)nrefs * (size_t)k->order) < 0) return ST_NOMEM;
-        for (Py_ssize_t s = 0; s < S; s++) {
-            const Sys *y = &sys[s];
-            if (y->hval && !y->hval[row]) { k->bad_what = "candidate is null"; return ST_BAD; }
-            int64_t a = y->hoff[row], e = y->hoff[row + 1];
-            if (e < a || e > y->hoff[b->n]) { k->bad_what = "offsets are not monotonic"; return ST_BAD; }
-            if ((st = prepare(k, &k->h, y->hdata + a, (Py_ssize_t)(e - a))) != ST_OK) return st;
-            if (shared) {
-                if ((st = check_hyp_size(k)) != ST_OK) return st; /* the limit run has */
-                if (k->wo > 0) lookup_tokens(k, &k->h);
-                count_hyp_refs(k);
-            } else {
-                if (k->wo > 0 && (st = intern_tokens(k, &k->h, 1)) != ST_OK) return st;
-                if ((st = tab_prepare(k)) != ST_OK) return st;
-                count_hyp(k);
-            }
-            double best_f = -1.0;
-            for (Py_ssize_t q = 0; q < nrefs; q++) {
-                const int64_t *match = k->matches + q * k->order;
-                if (!shared) {
-                    if (k->wo > 0) lookup_tokens(k, &k->rs[q]);
-                    count_ref(k, &k->rs[q]);
-                    match = k->match;
-                }
-                triples(k, &k->rs[q], match, k->cur);
-                double f = f_score(k, k->cur);
-                if (f > best_f) {
-                    best_f = f;
-                    memcpy(k->best, k->cur, (size_t)W * sizeof(int64_t));
-                }
-            }
-            if (!shared) tab_clear(k);
-            if ((st = emit_best(k, y->out, row, b->per_row)) != ST_OK) return st;
-        }
+        st = GROW(k->matches, k->matches_cap, (size_t)nrefs * (size_t)k->order) < 0 ? ST_NOMEM : ST_OK;
+        for (Py_ssize_t s = 0; s < S && st == ST_OK; s++)
+            if ((st = system_row(k, &sys[s], row, b->n, nrefs, shared)) == ST_OK)
+                st = emit_best(k, sys[s].out, row, b->per_row);
         if (shared) tab_clear(k);
     }
-    return ST_OK;
+    return st;
 }
 
 PyDoc_STRVAR(stats_doc,
@@ -781,7 +807,7 @@ static PyObject *k_stats(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "offsets point outside their data");
         goto done;
     }
-    if (k_setup(&k, co, wo, lowercase, whitespace, eps, factor, one_plus) < 0) goto done;
+    k_options(&k, co, wo, lowercase, whitespace, eps, factor, one_plus);
 
     k.ts = PyEval_SaveThread();
     int st = run(&k, &b);
@@ -833,20 +859,8 @@ static PyObject *k_stats_many(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_TypeError, "data, offsets and out buffers are required");
         goto done;
     }
-    Py_ssize_t n = 0, m = 0, W = 3 * (co + wo);
-    for (Py_ssize_t s = 0; s < S; s++) {
-        View *v = views + 4 * s;
-        if (get_system_views(PySequence_Fast_GET_ITEM(seq, s), v) < 0) goto done;
-        if (batch_shape(v + 1, &ro, &lo, v + 2, &rv, v + 3, per_row, W, &n, &m) < 0) goto done;
-        sys[s].hdata = (const uint8_t *)v[0].view.buf;
-        sys[s].hoff = (const int64_t *)v[1].view.buf;
-        sys[s].hval = v[2].held ? (const uint8_t *)v[2].view.buf : NULL;
-        sys[s].out = (int64_t *)v[3].view.buf;
-        if (sys[s].hoff[0] < 0 || sys[s].hoff[n] > v[0].view.len) {
-            PyErr_SetString(PyExc_ValueError, "offsets point outside their data");
-            goto done;
-        }
-    }
+    Py_ssize_t n = 0, m = 0;
+    if (get_systems(seq, views, sys, &ro, &lo, &rv, per_row, 3 * (co + wo), &n, &m) < 0) goto done;
     if (S == 0) { Py_INCREF(Py_None); result = Py_None; goto done; }
     Batch b;
     memset(&b, 0, sizeof(b));
@@ -859,7 +873,7 @@ static PyObject *k_stats_many(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "offsets point outside their data");
         goto done;
     }
-    if (k_setup(&k, co, wo, lowercase, whitespace, eps, factor, one_plus) < 0) goto done;
+    k_options(&k, co, wo, lowercase, whitespace, eps, factor, one_plus);
 
     k.ts = PyEval_SaveThread();
     int st = run_many(&k, &b, sys, S);
