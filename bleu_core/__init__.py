@@ -12,17 +12,17 @@ No Apache Beam here: ``bleu_core`` is a plain library (numpy + pyarrow + a small
 are exported here too.
 """
 
+from .compat import BLEU, CHRF
+from .errors import BatchInputError, InputError
 from .metrics.bleu import Bleu, corpus_bleu, sentence_bleu
 from .metrics.bleu.kernel import batch_stats
-from .metrics.bleu.score import SMOOTH_METHODS, BleuScore, BleuSignature, compute_bleu
 from .metrics.bleu.reference import BleuStats
+from .metrics.bleu.score import SMOOTH_METHODS, BleuScore, BleuSignature, compute_bleu
 from .metrics.chrf import Chrf, ChrfScore, corpus_chrf, sentence_chrf
-from .errors import BatchInputError, InputError
-from .protocol import Metric, MetricSet, Score
 from .metrics.ter import Ter, TerScore, corpus_ter, sentence_ter
+from .protocol import Metric, MetricSet, Score
 from .tokenizers import DEFAULT_TOKENIZER, TOKENIZERS, get_tokenizer
 from .version import __version__
-from .compat import BLEU, CHRF  # noqa: E402  (after the modules it wraps)
 
 __all__ = [
     "__version__",

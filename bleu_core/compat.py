@@ -40,18 +40,16 @@ from typing import Dict, List, Optional, Tuple
 import numpy as np
 import pyarrow as pa
 
-from .resampling import counter as bootstrap
 from . import formats, registry, scoring
-from .resampling import sacrebleu as nr
 from .kernels.arrow import to_arrow
 from .metrics.bleu import Bleu
 from .metrics.bleu.score import SMOOTH_DEFAULTS, compute_bleu
 from .metrics.chrf import Chrf
 from .metrics.ter import Ter
+from .resampling import counter as bootstrap, sacrebleu as nr
 from .signature import SignatureFields
 from .sums import column_sums
-from .tokenizers import DEFAULT_TOKENIZER, LANGUAGE_TOKENIZERS
-from .tokenizers import TOKENIZERS as _TOKENIZER_NAMES
+from .tokenizers import DEFAULT_TOKENIZER, LANGUAGE_TOKENIZERS, TOKENIZERS as _TOKENIZER_NAMES
 
 logger = logging.getLogger(__name__)
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Optional, Union
 
+__all__ = ["BatchInputError", "InputError"]
+
 
 class InputError(ValueError):
     """Bad input: ``file`` (or None), ``row`` (0-based, or None), ``column`` (a column name

@@ -15,6 +15,8 @@ from typing import Dict, Optional, Union
 
 from .signature import SignatureFields, parse_signature
 
+__all__ = ["Signature", "fields", "sacrebleu_json", "score_line", "score_text", "signature_fields", "signature_text"]
+
 Signature = Union[SignatureFields, str, None]
 
 

@@ -35,6 +35,10 @@ from .metrics.chrf import Chrf
 from .metrics.ter import Ter
 from .protocol import CommandLine, Metric, Option
 
+# Option and CommandLine are the protocol's, named here too (a plugin imports Option from here)
+__all__ = ["BUILTINS", "ENTRY_POINT_GROUP", "ID", "CommandLine", "Option", "UnknownMetric", "builtin_metrics",
+           "check_declaration", "check_kernels", "get", "ids", "metrics", "refresh", "skipped"]
+
 #: the entry-point group of metric plugins
 ENTRY_POINT_GROUP = "beambleu.metrics"
 

@@ -24,11 +24,14 @@ from typing import List, Optional, Sequence
 
 import numpy as np
 
+from .protocol import Metric, MetricSet, Score
 from .resampling import counter as bs
 from .resampling.sacrebleu import COUNTER, METHODS
-from .protocol import Metric, MetricSet, Score
 from .signature import SignatureFields
 from .sums import checked_add
+
+__all__ = ["ALPHA", "BOOTSTRAP", "RANDOMIZATION", "Interval", "MetricResult", "Paired", "Resampling", "add",
+           "empty_replicates", "paired_test", "replicate_block", "score_all", "score_metric", "signature"]
 
 #: what the replicate block of an accumulator holds (Resampling.method)
 BOOTSTRAP, RANDOMIZATION = "bootstrap", "randomization"

@@ -6,6 +6,8 @@ from typing import Dict, List, Tuple
 
 from .version import __version__
 
+__all__ = ["SignatureFields", "parse_signature"]
+
 
 class SignatureFields:
     """A sacrebleu signature: ``key:value`` fields in sacrebleu's order, ``|``-joined, fields that

@@ -8,6 +8,8 @@ from typing import Callable, List, Optional, Sequence
 
 import numpy as np
 
+__all__ = ["INT64_MAX", "check_int64", "checked_add", "column_sums", "statistics_values"]
+
 #: statistics are summed in int64: every value, and every sum, stays at most this
 INT64_MAX = 2**63 - 1
 

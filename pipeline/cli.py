@@ -21,6 +21,8 @@ from bleu_core.version import __version__
 
 from .errors import Parser
 
+__all__ = ["EPILOG", "main", "make_parser"]
+
 EPILOG = ("Exit codes: 0 done; 1 bad input (one line naming the file, line or row, and column) or an "
           "unexpected error; 2 bad usage (options, output paths, a missing extra); 130 interrupted. Nothing "
           "is written unless everything is. An unexpected error is shown as one line: set BEAMBLEU_DEBUG=1 "

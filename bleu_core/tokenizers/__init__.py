@@ -14,6 +14,7 @@ from typing import Optional
 
 from .base import Tokenizer
 from .tokenizer_spm import SPM_MODELS  # (sentencepiece itself is imported when a model is loaded)
+from .tokenizer_spm import TokenizerSPM, require_sentencepiece, resolve_model
 
 _REGISTRY = {
     "none": ("tokenizer_none", "NoneTokenizer"),
@@ -70,7 +71,6 @@ def get_tokenizer(name: str, spm_model: Optional[str] = None) -> Tokenizer:
     check_spm_model(name, spm_model)
     if name not in SPM_TOKENIZERS:
         return _plain(name)
-    from .tokenizer_spm import require_sentencepiece, resolve_model
 
     require_sentencepiece(name)
     path = resolve_model(name, spm_model)
@@ -90,8 +90,6 @@ def _plain(name: str) -> Tokenizer:
 
 @lru_cache(maxsize=8)
 def _spm(name: str, path: str, version) -> Tokenizer:
-    from .tokenizer_spm import TokenizerSPM
-
     return TokenizerSPM(name, path)
 
 

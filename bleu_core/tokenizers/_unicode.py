@@ -13,6 +13,8 @@ from typing import List, Tuple
 
 import numpy as np
 
+__all__ = ["F_N", "F_P", "F_S", "F_ZH", "UCODE_RANGES", "UNI_SIZE", "chinese_ranges", "flag_table", "is_chinese_char"]
+
 UNI_SIZE = 0x110000
 F_N, F_P, F_S, F_ZH = 1, 2, 4, 8
 

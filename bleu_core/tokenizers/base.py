@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Optional
 
+__all__ = ["Tokenizer"]
+
 
 class Tokenizer:
     #: registry name, e.g. ``"13a"``

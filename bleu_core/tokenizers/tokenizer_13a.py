@@ -4,6 +4,8 @@ import re
 
 from .base import Tokenizer
 
+__all__ = ["Tokenizer13a", "regexp_post_tokenize"]
+
 # sacrebleu's TokenizerRegexp, applied in this order (shared with ``zh``)
 _REGEXPS = (
     # language-dependent part (assuming Western languages)

@@ -2,6 +2,8 @@
 
 from .base import Tokenizer
 
+__all__ = ["TokenizerChar"]
+
 
 class TokenizerChar(Tokenizer):
     name = "char"

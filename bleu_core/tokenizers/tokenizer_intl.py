@@ -6,8 +6,10 @@ module, the library sacrebleu uses; the kernel's flag table is computed from it.
 
 import regex
 
-from .base import Tokenizer
 from ._unicode import flag_table
+from .base import Tokenizer
+
+__all__ = ["TokenizerIntl"]
 
 _REGEXPS = (
     # Separate out punctuations preceeded by a non-digit

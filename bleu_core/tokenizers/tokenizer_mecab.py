@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from .base import Tokenizer
 
+__all__ = ["TokenizerJaMecab", "TokenizerKoMecab"]
+
 
 class _MecabTokenizer(Tokenizer):
     kernel_id = None  # the kernel counts the text MeCab produced (tokenizer "none")

@@ -2,6 +2,8 @@
 
 from .base import Tokenizer
 
+__all__ = ["NoneTokenizer"]
+
 
 class NoneTokenizer(Tokenizer):
     name = "none"

@@ -9,12 +9,11 @@ of code points it accepts.
 
 from __future__ import annotations
 
-from functools import lru_cache
-from typing import List, Tuple
-
+from ._unicode import UCODE_RANGES, chinese_ranges, flag_table, is_chinese_char  # noqa: F401  (zh's definition)
 from .base import Tokenizer
 from .tokenizer_13a import regexp_post_tokenize
-from ._unicode import UCODE_RANGES, chinese_ranges, flag_table, is_chinese_char  # noqa: F401  (zh's definition)
+
+__all__ = ["UCODE_RANGES", "TokenizerZh", "chinese_ranges", "is_chinese_char"]
 
 class TokenizerZh(Tokenizer):
     name = "zh"

@@ -12,11 +12,12 @@ from typing import List, Optional
 
 import apache_beam as beam
 
-
 from ..groups.grouptable import GroupTable, merge, restore
 from ..groups.results import as_metric_set
 from ..io.inputs import InputSpec
 from .count import BatchToStats, StatsConfig
+
+__all__ = ["ComputeBleu", "ComputeMetrics", "GroupTableAccumulator", "GroupTableCombineFn"]
 
 class GroupTableAccumulator:
     """A compacted table and the tables added since (at most a byte budget of them).

@@ -15,10 +15,12 @@ from apache_beam.metrics import Metrics
 from bleu_core.errors import BatchInputError
 from bleu_core.kernels.arrow import nrefs_per_row
 from bleu_core.protocol import MetricSet, batch_stats_shared
+from bleu_core.resampling import counter as bootstrap
 
-from ..groups import accumulate as acc_ops
-from ..groups import grouptable
+from ..groups import accumulate as acc_ops, grouptable
 from ..io.inputs import InputSpec, PipelineInputError
+
+__all__ = ["CORPUS_KEY", "NAMESPACE", "N_SHARDS", "BatchToStats", "StatsConfig", "as_triple", "corpus_table"]
 
 #: the corpus: grouping set -1, one shard
 CORPUS_KEY = (-1, 0)
@@ -211,8 +213,6 @@ class BatchToStats(beam.DoFn):
 
     def _row_keys(self, source, first_row, batch) -> np.ndarray:
         """Each row's identity for the bootstrap weights: the --id-column value, else file and row."""
-        from bleu_core.resampling import counter as bootstrap
-
         spec = self.config.spec
         if not spec.id_column:
             return bootstrap.row_keys_from_position(source, first_row, batch.num_rows)
@@ -232,8 +232,6 @@ class BatchToStats(beam.DoFn):
 
     def _bootstrap(self, stats, row_keys, sets) -> np.ndarray:
         """Replicate totals for the corpus (index 0) and every group of every set, in order."""
-        from bleu_core.resampling import counter as bootstrap
-
         cfg = self.config
         group_sets = [np.zeros(len(stats), dtype=np.int64)]
         offset = 1
@@ -246,9 +244,10 @@ class BatchToStats(beam.DoFn):
     def _write_part(self, source, first_row, batch, cand_col, stats):
         """Per-pair rows of this batch as one Parquet part; the name is a function of the input,
         so a retried bundle rewrites the same file."""
-        from apache_beam.io.filesystems import FileSystems
         import hashlib
+
         import pyarrow.parquet as pq
+        from apache_beam.io.filesystems import FileSystems
 
         metrics, spec = self.config.metrics, self.config.spec
         cols = {}

@@ -3,13 +3,12 @@ baseline's segments, each once (:class:`CheckSegments`)."""
 
 from __future__ import annotations
 
-
 import apache_beam as beam
 
+from ..io.inputs import InputSpec
 from .count import as_triple
 
-
-from ..io.inputs import InputSpec
+__all__ = ["CheckSegments", "SegmentIds", "none_last"]
 
 def none_last(value):
     """The sort key that puts None after every system name (systems are listed in this order)."""

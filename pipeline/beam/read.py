@@ -10,9 +10,10 @@ from typing import List, Sequence
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
-
 from ..io.inputs import WorkItem, read_batches
 from .count import NAMESPACE
+
+__all__ = ["ReadPairs", "ReadRowGroups"]
 
 class ReadRowGroups(beam.DoFn):
     """(file, row group) work item -> (source, first_row, RecordBatch) for each batch."""

@@ -15,7 +15,13 @@ import sys
 import time
 from typing import Dict, List, Optional
 
+from ..errors import Parser, UsageError
 from ..io.inputs import PipelineInputError
+from ..io.stores import TimeoutOptions
+
+__all__ = ["DASK_MAX_PARTITIONS", "DASK_NAMES", "JOB_ENDPOINT_PROBE_SECONDS", "MULTIPROCESS_THRESHOLD", "ClusterError",
+           "StallWatch", "beam_option_parser", "check_job_endpoint", "close_result", "import_dask_runner",
+           "partition_dask_input", "pipeline_options", "scale_local_runner", "wait_until_finish", "wants_dask"]
 
 #: below this many pairs one in-process worker is faster than starting worker processes
 MULTIPROCESS_THRESHOLD = 2_000_000
@@ -43,7 +49,6 @@ def beam_option_parser() -> argparse.ArgumentParser:
     """Every option Beam knows (all PipelineOptions subclasses imported so far)."""
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    from ..errors import Parser
 
     parser = Parser(add_help=False, exit_on_error=False)  # no prefix matching: -l is not -lc
     seen = set()
@@ -137,8 +142,6 @@ def check_job_endpoint(opts) -> None:
         return
     host, _, port = endpoint.rpartition(":")
     if not port.isdigit():
-        from ..errors import UsageError
-
         raise UsageError(f"--job_endpoint {endpoint}: expected HOST:PORT")
     wait = min(JOB_ENDPOINT_PROBE_SECONDS, float(portable.job_server_timeout or JOB_ENDPOINT_PROBE_SECONDS))
     deadline = time.monotonic() + wait
@@ -173,7 +176,6 @@ def wait_until_finish(result, opts) -> None:
     if futures is None or client is None:
         result.wait_until_finish()
         return
-    from ..io.stores import TimeoutOptions
 
     stall_timeout = opts.view_as(TimeoutOptions).dask_stall_timeout
     futures = list(futures) if isinstance(futures, (list, tuple)) else [futures]

@@ -8,11 +8,14 @@ from typing import Dict, Iterator, List, Optional, Sequence
 
 import apache_beam as beam
 
+from bleu_core import scoring
 
 from ..groups import grouptable, results
 from ..groups.results import Significance, as_metric_set
 from ..io.inputs import InputSpec
 from .pairing import none_last
+
+__all__ = ["ScoreShards", "score_groups"]
 
 def score_groups(metrics, group_by: Sequence[str], table: grouptable.GroupTable,
                  sig: Optional[Significance] = None, system_column: str = "system",
@@ -22,8 +25,6 @@ def score_groups(metrics, group_by: Sequence[str], table: grouptable.GroupTable,
     against the baseline's group of the same other key values when asked. A shard holds, for every
     group of a set including the system column, the baseline's group with the same other key
     values (the shard hash leaves the system column out), so the test is done here, shard by shard."""
-    from bleu_core import scoring
-
     metrics = as_metric_set(metrics)
     testing = sig is not None and sig.paired and system_column in group_by
     pos = list(group_by).index(system_column) if testing else None
@@ -67,8 +68,8 @@ class ScoreShards(beam.DoFn):
                                                                            parts_dir)
 
     def process(self, element):
-        from apache_beam.io.filesystems import FileSystems
         import pyarrow.parquet as pq
+        from apache_beam.io.filesystems import FileSystems
 
         (g, shard), table = element
         if g == -1:

@@ -22,16 +22,17 @@ import os
 import sys
 from typing import Callable, Dict, Iterator, List, Tuple
 
-from ..errors import UsageError
-from ..errors import terminate_as_interrupt
+from ..errors import UsageError, terminate_as_interrupt
 from ..io.ownership import (Target, check_outputs, commit_dir, commit_file, remove_stale_staging, remove_tree,
-    staging_path, write_manifest)
+                            staging_path, write_manifest)
 from ..io.textfiles import InputError, add_max_line_bytes, iter_chunks
+from . import testsets
+from .testsets import add_testset_arguments
+
+__all__ = ["build_parser", "parse_sets", "run"]
 
 
 def build_parser(p):
-    from .testsets import add_testset_arguments
-
     p.add_argument("refs", nargs="*", metavar="REF",
                    help="reference file(s), one segment per line (.gz ok); or -t and -l instead")
     p.add_argument("--input", "-i", required=True, metavar="HYP", help="system output file (- for standard input)")
@@ -67,7 +68,6 @@ def parse_sets(items: List[str]) -> Dict[str, str]:
 def run(args) -> int:
     import pyarrow as pa
 
-    from . import testsets
 
     sets = parse_sets(args.set)
     if args.rows_per_shard < 1 or args.row_group_size < 1:

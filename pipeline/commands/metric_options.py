@@ -17,9 +17,14 @@ import sys
 from typing import Callable
 
 from bleu_core import registry
+from bleu_core.protocol import MetricSet
+from bleu_core.tokenizers.tokenizer_spm import ModelError
 
 from ..errors import UsageError
 from .testsets import trg_lang
+
+__all__ = ["add_metric_arguments", "builtins_only", "make_metric", "metrics_from_args", "template_parameters",
+           "template_switches"]
 
 #: the warnings printed already (Beam builds the run options' parser more than once)
 _warned = set()
@@ -155,9 +160,6 @@ def metrics_from_args(args, before_load=None):
     usage errors first) and before any is loaded, with the files the metrics' options name
     (:meth:`~bleu_core.protocol.Metric.named_files`: ``run`` checks that an object store holding
     one answers)."""
-    from bleu_core.protocol import MetricSet
-    from bleu_core.tokenizers.tokenizer_spm import ModelError
-
     ids = sorted(set(args.metrics), key=str.upper)
     made = []
     for i in ids:

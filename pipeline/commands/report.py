@@ -20,10 +20,13 @@ from typing import Dict, List, Optional, Tuple
 from bleu_core.scoring import ALPHA
 from bleu_core.signature import parse_signature
 
+from ..errors import UsageError, int_at_least
 from ..groups.document import score_parts
-from ..errors import UsageError
-from ..errors import int_at_least
+from ..io.ownership import Target, check_outputs, commit_file, remove_tree, staging_path
 from ..io.textfiles import InputError
+
+__all__ = ["build_parser", "cell", "check_plot", "check_result", "choose_set", "from_paired_score", "load", "metric_name",
+           "metric_views", "plot", "render", "run", "table"]
 
 
 def build_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -315,8 +318,6 @@ def render(header: List[str], rows: List[List[str]]) -> str:
 def check_plot(args) -> str:
     """Before anything is read or printed: matplotlib is there, ``--plot`` names a format it
     writes and a path beambleu may write (:mod:`beambleu.io.ownership`). Returns the format."""
-    from ..io.ownership import Target, check_outputs
-
     try:
         import matplotlib
         from matplotlib.backend_bases import FigureCanvasBase
@@ -342,7 +343,6 @@ def plot(doc: Dict, cols: List[str], system: str, path: str, fmt: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ..io.ownership import commit_file, remove_tree, staging_path
     boot = doc.get("bootstrap") or {}
     baseline = boot.get("baseline")
     groups = [g for g in doc["groups"] if g["group_by"] == cols]

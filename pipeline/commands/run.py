@@ -19,15 +19,36 @@ import sys
 import time
 from typing import Dict, List, Optional
 
-from ..errors import OutputError, UsageError
-from ..io.inputs import ERROR_MARK, InputSpec, PipelineInputError
+from bleu_core import formats
+from bleu_core.scoring import Interval, Paired
+
+from ..beam.combine import ComputeMetrics
+from ..beam.pairing import CheckSegments
+from ..beam.read import ReadPairs
 from ..beam.runners import (DASK_NAMES, beam_option_parser, check_job_endpoint, close_result as _close,
-    import_dask_runner, partition_dask_input, pipeline_options, scale_local_runner, wait_until_finish, wants_dask)
+                            import_dask_runner, partition_dask_input, pipeline_options, scale_local_runner,
+                            wait_until_finish, wants_dask)
+from ..beam.score import ScoreShards
+from ..errors import OutputError, UsageError
+from ..groups import results
+from ..groups.document import score_parts
+from ..groups.grouptable import key_type
+from ..groups.results import BOOTSTRAP, RANDOMIZATION, Significance
+from ..io import ownership
+from ..io.inputs import (ERROR_MARK, InputSpec, PipelineInputError, absolute, check_object_stores, check_store_extras,
+                         plan)
+from ..io.outputs import Finalize, OutputConfig, check_groups_output, commit, prepare_staging, read_summary
+from ..io.ownership import release_locks
+from .metric_options import metrics_from_args
+from .run_options import BeamBleuOptions
+from .significance import n_boot, n_trials, resolve_seed
+from .stderr_filter import emergency_exit
+
+__all__ = ["build_parser", "check_args", "check_pair_columns", "disk_full", "extract_input_error", "input_spec", "key_types",
+           "read_files", "run", "significance_config", "summary_lines", "typed_baseline"]
 
 
 def build_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    from .run_options import BeamBleuOptions
-
     BeamBleuOptions._add_argparse_args(p)
     g = p.add_argument_group("Beam pipeline options")
     g.add_argument("--runner", default=None,
@@ -86,7 +107,6 @@ def key_types(spec: InputSpec, schema) -> dict:
     dictionaries of strings) as string, uint64 as uint64, other integers as int64."""
     import pyarrow as pa
 
-    from ..groups.grouptable import key_type
 
     types = {}
     for gs in spec.group_by:
@@ -115,10 +135,6 @@ def check_pair_columns(spec: InputSpec, metrics) -> None:
 
 
 def significance_config(args, width: int):
-    from ..groups.results import BOOTSTRAP, RANDOMIZATION
-    from .significance import n_boot, n_trials, resolve_seed
-    from ..groups.results import Significance
-
     resolve_seed(args)
     if args.paired_ar:
         return Significance(n_boot=n_trials(args, width), seed=args.seed, paired=True, baseline=args.baseline,
@@ -218,10 +234,6 @@ def _parent(path: str) -> str:
 
 
 def run(args, beam_argv: List[str]) -> int:
-    from ..io.inputs import absolute, check_object_stores, check_store_extras
-    from .metric_options import metrics_from_args
-    from ..io.outputs import OutputConfig, check_groups_output
-
     check_args(args)
     paths = [*args.input, *(p for p in (args.output, args.groups_output, args.sentence_output) if p)]
     check_store_extras([*paths, *([args.spm_model] if args.spm_model else [])])
@@ -253,7 +265,6 @@ def run(args, beam_argv: List[str]) -> int:
                                   commit_in_job=args.detach, json_groups_limit=args.json_groups_limit)
     if not dry_run:
         check_job_endpoint(opts)
-    from ..io import ownership
 
     # no other run may write these outputs while this one runs (a dry run never touches them)
     locks = [] if dry_run else ownership.take_locks(out_cfg.targets())
@@ -269,14 +280,6 @@ def _run_job(args, beam_argv, spec, metrics, sig, opts, runner_obj, out_cfg, dry
     import apache_beam as beam
     from apache_beam.options.pipeline_options import PortableOptions
 
-    from ..io import ownership
-    from ..groups import results
-    from ..io.inputs import plan
-    from ..io.outputs import Finalize, commit, prepare_staging, read_summary
-    from ..beam.combine import ComputeMetrics
-    from ..beam.pairing import CheckSegments
-    from ..beam.read import ReadPairs
-    from ..beam.score import ScoreShards
 
     t0 = time.monotonic()
     the_plan = plan(args.input, spec)
@@ -419,9 +422,7 @@ class _SignalGuard:
     def _stop(self, signum, committed: bool) -> None:
         import signal
 
-        from .stderr_filter import emergency_exit
 
-        from ..io.ownership import release_locks
 
         if self.staged and not committed:
             self.cfg.remove_staged()
@@ -478,9 +479,6 @@ def _report(result, total_rows: int, seconds: float, metrics) -> None:
 
 def _score_line(head: str, d: Dict) -> str:
     """One score of the summary in sacrebleu's text form (the interval and p-value as run's JSON has them)."""
-    from bleu_core import formats
-    from bleu_core.scoring import Interval, Paired
-
     ci = Interval(d["confidence_mean"], d["confidence_low"], d["confidence_high"], d["confidence_half_width"]) \
         if d.get("confidence") else None
     paired = Paired(d["p_value"], d["difference"]) if d.get("p_value") is not None else None
@@ -491,8 +489,6 @@ def _score_line(head: str, d: Dict) -> str:
 def summary_lines(summary: Dict, cfg) -> List[str]:
     """What ``beambleu run`` prints on stdout when the job has ended: the corpus score in
     sacrebleu's text form, then the first groups, and where the rest are."""
-    from ..groups.document import score_parts
-
     corpus, groups = summary["corpus"], summary["groups"]
     lines = [_score_line(f"{d['name']}|{d['signature']}", d) for d in score_parts(corpus)]
     for g in groups:

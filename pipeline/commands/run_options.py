@@ -12,6 +12,8 @@ from ..io.stores import TimeoutOptions  # noqa: F401
 from .metric_options import add_metric_arguments, builtins_only
 from .significance import add_significance_arguments
 
+__all__ = ["BeamBleuOptions", "builtin_flags"]
+
 
 
 def _csv(value: str):

@@ -29,13 +29,20 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
+from bleu_core import formats, scoring
+from bleu_core.resampling import sacrebleu as nr
+from bleu_core.resampling.sacrebleu import SACREBLEU, segment_statistics
+from bleu_core.sums import column_sums
 from bleu_core.version import __version__
 
 from ..errors import Parser, UsageError, int_at_least
 from ..io.textfiles import Source, add_max_line_bytes, check_encoding, iter_chunks
 from . import testsets
-from .metric_options import add_metric_arguments, builtins_only
-from .significance import add_significance_arguments
+from .metric_options import add_metric_arguments, builtins_only, metrics_from_args
+from .significance import add_significance_arguments, resampling, resolve_seed, row_keys_for_lines
+from .testsets import detail_color
+
+__all__ = ["FORMATS", "SPOOL_BYTES", "add_report_arguments", "build_parser", "builtin_flags", "run", "warn_tokenized"]
 
 FORMATS = ("json", "text", "latex")
 #: ANSI colours as sacrebleu (colorama) writes them
@@ -120,8 +127,6 @@ class _Color:
 def _colors(args) -> _Color:
     """sacrebleu's colours: on unless ``-nc`` or ``$NO_COLOR``, and (colorama strips them
     otherwise) only when standard output is a terminal."""
-    from .testsets import detail_color
-
     return _Color(detail_color(args.no_color))
 
 
@@ -189,10 +194,6 @@ class _System:
 
     def add(self, run: "_Run", hyps, rows: np.ndarray, first: int) -> None:
         """Add the lines ``hyps`` (from line ``first`` on) and their statistics ``rows``."""
-        from bleu_core import scoring
-        from bleu_core.sums import column_sums
-
-        from .significance import row_keys_for_lines
 
         keep = None if run.mask is None else _window(run.mask, first, len(hyps))
         for i, (_, m) in enumerate(run.subsets):
@@ -244,29 +245,21 @@ def _test_set_lines(ref_sources) -> int:
 
 class _Run:
     def __init__(self, args, metrics, mask, subsets):
-        from .significance import resampling
-
         self.args, self.metrics, self.mask, self.subsets = args, metrics, mask, subsets
         self.resampling = resampling(args, metrics.width)  # None: nothing drawn
         self.nrefs = 1
 
     @property
     def sacrebleu_draws(self) -> bool:
-        from bleu_core.resampling.sacrebleu import SACREBLEU
-
         return self.resampling is not None and self.resampling.draws == SACREBLEU
 
     def segment_statistics(self, system: "_System", order) -> List[np.ndarray]:
         """sacrebleu's per-segment statistics of one system, for the metrics at ``order``."""
-        from bleu_core.resampling.sacrebleu import segment_statistics
-
         rows = np.concatenate(system.rows) if system.rows else np.zeros((0, self.metrics.width), dtype=np.int64)
         return [segment_statistics(self.metrics[i], rows[:, self.metrics.slices[i]]) for i in order]
 
     def results(self, system: "_System", order=None):
         """The score stage's results of one system, for every metric (in ``order`` when given)."""
-        from bleu_core import scoring
-
         order = range(len(self.metrics)) if order is None else order
         return [scoring.score_metric(self.metrics[i], system.total[self.metrics.slices[i]], self.nrefs,
                                      None if system.replicates is None else
@@ -275,9 +268,6 @@ class _Run:
 
 
 def run(args) -> int:
-    from .metric_options import metrics_from_args
-    from .significance import resolve_seed
-
     env_format = os.environ.get("SACREBLEU_FORMAT", "").lower()
     if env_format in FORMATS:
         args.format = env_format
@@ -375,8 +365,6 @@ def _with_stats(result, resources: Optional[Dict]) -> Dict:
 def _print_single(run: _Run, system: _System) -> None:
     """One system's scores as sacrebleu prints them: JSON (a list for several metrics), the
     scores alone (``-b``), or text lines aligned on their ``=``."""
-    from bleu_core import formats
-
     args, color = run.args, _colors(run.args)
     w = args.width
     out = []
@@ -413,9 +401,6 @@ def _print_single(run: _Run, system: _System) -> None:
 
 def _sacrebleu_intervals(run: _Run, system: _System, results) -> None:
     """Set every result's interval from sacrebleu's bootstrap draws (one system, ``-ci``)."""
-    from bleu_core.resampling import sacrebleu as nr
-    from bleu_core import scoring
-
     rs = run.resampling
     order = range(len(run.metrics))
     scores = nr.bootstrap_scores([run.metrics[i] for i in order], run.segment_statistics(system, order), rs.n,
@@ -428,9 +413,6 @@ def _sacrebleu_intervals(run: _Run, system: _System, results) -> None:
 def _sacrebleu_paired(run: _Run, systems: List[_System], order: List[int], points: List[List[float]]):
     """Per metric (in ``order``), each system's (p-value, mean, half-width) of sacrebleu's paired
     test against the first system, with its draws; ``points[s][m]``: the point scores."""
-    from bleu_core.resampling import sacrebleu as nr
-    from bleu_core import scoring
-
     rs = run.resampling
     metrics = [run.metrics[i] for i in order]
     base = run.segment_statistics(systems[0], order)
@@ -459,7 +441,6 @@ def _cli_order(run: "_Run") -> List[int]:
 
 def _print_detail(run: _Run, system: _System) -> None:
     """``--detail``: the scores of the test set's subsets (origlang and domain), as sacrebleu."""
-    from bleu_core import scoring
     rows = []
     for (label, _), totals, n in zip(run.subsets, system.subsets, system.n_subset):
         if n:
@@ -483,8 +464,6 @@ class _Result:
 def _table_columns(run: _Run, systems: List[_System]):
     """{score name: cells} for every metric, and {score name: signature}: plain scores, or the
     paired test's results (the score stage's, against the first system)."""
-    from bleu_core import scoring
-
     args = run.args
     columns: Dict[str, list] = {}
     sigs: Dict[str, str] = {}

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from bleu_core.resampling import counter as bs
-from bleu_core.resampling import sacrebleu as nr
+from bleu_core import scoring
+from bleu_core.resampling import counter as bs, sacrebleu as nr
 
-from ..errors import int_at_least
-from ..errors import UsageError
+from ..errors import UsageError, int_at_least
+
+__all__ = ["DEFAULT_TRIALS", "PAIRED_N", "RESAMPLES", "add_significance_arguments", "n_boot", "n_trials",
+           "replicates_of_rows", "resampling", "resolve_seed", "row_keys_for_lines"]
 
 #: argparse type of --confidence-n and --paired-bs-n; the upper limit, which depends on the
 #: metric, is checked by :func:`n_boot`
@@ -115,8 +117,6 @@ def resampling(args, width: int):
     """The score stage's :class:`~bleu_core.scoring.Resampling` the options ask for (checked as
     :func:`n_boot` and :func:`n_trials` check them), or None when nothing is drawn;
     :func:`resolve_seed` has set the seed."""
-    from bleu_core import scoring
-
     draws = getattr(args, "resampling", nr.COUNTER)
     n = n_boot(args, width)
     if n:

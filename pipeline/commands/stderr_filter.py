@@ -16,6 +16,8 @@ import tempfile
 import threading
 import traceback
 
+__all__ = ["StderrFilter", "emergency_exit", "quiet_logging"]
+
 
 class _DropAll(logging.Filter):
     def filter(self, record):

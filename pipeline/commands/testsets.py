@@ -27,8 +27,14 @@ import re
 import sys
 from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tuple
 
+from bleu_core.tokenizers import DEFAULT_TOKENIZER, TARGET_LANGUAGES, default_tokenizer as by_language
+
 from ..errors import UsageError
 from ..io.textfiles import InputError
+
+__all__ = ["INSTALL", "NO_SUBSETS", "SACREBLEU_VERSION", "add_testset_arguments", "cache_dirs", "check_testset_args",
+           "default_tokenizer", "detail_color", "detail_subsets", "empty_subset_error", "format_detail", "info_command",
+           "keep_mask", "read_references", "reference_files", "tokenizer_warnings", "trg_lang"]
 
 if TYPE_CHECKING:  # numpy is imported where masks are made
     import numpy as np
@@ -44,8 +50,6 @@ def add_testset_arguments(p, info: bool = True) -> None:
     """sacrebleu's test-set options, with its flag names, dests and defaults. ``info=False``
     (``beambleu convert``) adds only the ones that choose lines: ``-t``, ``-l``, ``--origlang``,
     ``--subset``."""
-    from bleu_core.tokenizers import DEFAULT_TOKENIZER, TARGET_LANGUAGES
-
     g = p.add_argument_group(f"test sets (sacrebleu's registry and cache: $SACREBLEU, default ~/.sacrebleu; "
                              f"{INSTALL})")
     g.add_argument("--test-set", "-t", dest="test_set", type=str, default=None, metavar="SET",
@@ -588,8 +592,6 @@ def trg_lang(args) -> Optional[str]:
 def default_tokenizer(trg: Optional[str]) -> str:
     """BLEU's tokenizer when ``--tokenize`` is not given, as sacrebleu's BLEU chooses it from the
     target language: zh -> zh, ja -> ja-mecab, ko -> ko-mecab, else 13a."""
-    from bleu_core.tokenizers import default_tokenizer as by_language
-
     return by_language(trg)
 
 
@@ -598,8 +600,6 @@ def tokenizer_warnings(tokenize: Optional[str], trg: Optional[str], test_set: Op
     """sacrebleu's warnings about the BLEU tokenizer, in its order: ``-tok none`` with ``-t``;
     then (``bleu``: BLEU is computed) an explicit ``--tokenize`` that is not the one for a
     Chinese, Japanese or Korean target (bleu_core.tokenizers.TARGET_LANGUAGES)."""
-    from bleu_core.tokenizers import TARGET_LANGUAGES
-
     out = []
     if test_set is not None and tokenize == "none":
         out += ["You are turning off BLEU's internal tokenizer presumably to supply your own tokenized files.",

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Dict, List
 
+__all__ = ["JSON_COLUMN", "score_parts"]
+
 #: the JSON object of a group, in a part (a string column)
 JSON_COLUMN = "__json__"
 

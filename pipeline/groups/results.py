@@ -26,6 +26,10 @@ from bleu_core.protocol import Metric, MetricSet, Stat
 from . import accumulate as acc_ops
 from .document import JSON_COLUMN, score_parts  # noqa: F401  (part of this module's API)
 
+__all__ = ["BOOTSTRAP", "N_PAIRS", "RANDOMIZATION", "SHARED", "TABLE_CONFIDENCE", "TABLE_PAIRED", "Significance",
+           "TableLayout", "Totals", "as_metric_set", "bleu_dict", "group_doc", "part_table", "result_dict", "score_acc",
+           "small_group_note"]
+
 
 #: significance fields of a metric that become columns of the group table (after its signature)
 TABLE_CONFIDENCE = ("confidence_mean", "confidence_low", "confidence_high", "confidence_half_width")

@@ -32,7 +32,11 @@ import pyarrow.parquet as pq
 
 from bleu_core.errors import InputError
 
+from ..errors import UsageError
 from ..groups.accumulate import GROUP_KEY_TYPES, group_key_type_ok
+
+__all__ = ["ERROR_MARK", "STORE_EXTRAS", "InputSpec", "PipelineInputError", "Plan", "WorkItem", "absolute",
+           "check_object_stores", "check_store_extras", "match", "plan", "read_batches", "read_footer"]
 
 ERROR_MARK = "beambleu-input-error: "
 
@@ -170,8 +174,6 @@ def _scheme(path: str) -> Optional[str]:
 def check_store_extras(paths: Sequence[str]) -> None:
     """Refuse (bad usage, one line) an s3:// or gs:// path whose extra is not installed, rather
     than fail inside Beam with "Missing boto3 requirement" or "No filesystem found"."""
-    from ..errors import UsageError
-
     for path in paths:
         scheme = _scheme(path)
         if scheme in STORE_EXTRAS:

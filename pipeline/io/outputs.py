@@ -21,10 +21,16 @@ from typing import Dict, List, Optional
 
 import pyarrow as pa
 
-
-from . import ownership
+from ..errors import UsageError
+from ..groups import grouptable
 from ..groups.document import JSON_COLUMN, score_parts
+from ..groups.grouptable import key_table
+from . import ownership
 from .inputs import InputSpec, PipelineInputError
+
+__all__ = ["PLACEHOLDER", "SUMMARY_GROUPS", "Finalize", "OutputConfig", "TableWriter", "check_baseline",
+           "check_groups_output", "check_segments", "commit", "exists", "finish_sentence_dir", "grouping_sets",
+           "merged_parts", "prepare_staging", "read_summary"]
 
 
 @dataclass(frozen=True)
@@ -83,8 +89,6 @@ def exists(path: str) -> bool:
 
 
 def check_groups_output(path: Optional[str]) -> None:
-    from ..errors import UsageError
-
     if path and not path.endswith((".parquet", ".csv")):
         raise UsageError(f"{path}: --groups-output must end in .parquet or .csv")
 
@@ -147,8 +151,8 @@ class _PartReader:
     """One sorted part, read a batch at a time: its buffered rows and their keys (normalised)."""
 
     def __init__(self, path: str, key_names: List[str], batch_rows: int = 4096):
-        from apache_beam.io.filesystems import FileSystems
         import pyarrow.parquet as pq
+        from apache_beam.io.filesystems import FileSystems
 
         self.fh = FileSystems.open(path, compression_type="uncompressed")
         part = pq.ParquetFile(self.fh)
@@ -160,8 +164,6 @@ class _PartReader:
 
     def fill(self) -> bool:
         """A non-empty buffer if rows are left (False when the part is done)."""
-        from ..groups.grouptable import key_table
-
         while self.rows is None or self.rows.num_rows == 0:
             batch = next(self._batches, None)
             if batch is None:
@@ -190,7 +192,6 @@ def merged_parts(paths: List[str], key_names: List[str], chunk_rows: int = 8192,
     come in part order."""
     import numpy as np
 
-    from ..groups import grouptable
 
     readers = [_PartReader(p, key_names, batch_rows) for p in paths]
     ready: List[pa.Table] = []

@@ -33,6 +33,12 @@ from typing import Dict, Iterable, List, Optional, Sequence
 
 from ..errors import UsageError
 
+__all__ = ["JOURNAL_MARK", "LOCK_MARK", "MANIFEST", "OLD_MARK", "STAGING_MARK", "OutputBusy", "Target", "UnsafeOutput",
+           "check_outputs", "commit_dir", "commit_file", "is_url", "join", "journal_path", "listing", "lock_path",
+           "mark_committed", "old_path", "read_manifest", "recover_commit", "release_locks", "remove_journals",
+           "remove_stale_staging", "remove_tree", "roll_back", "staging_path", "take_locks", "write_journals",
+           "write_manifest"]
+
 #: the file that marks a directory as beambleu's, listing its parts
 MANIFEST = "_beambleu_manifest.json"
 STAGING_MARK = ".beambleu-tmp-"

@@ -18,8 +18,10 @@ from typing import Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .score import BleuScore, check_stats, compute_bleu, stat_names
 from ...sums import checked_add
+from .score import BleuScore, check_stats, compute_bleu, stat_names
+
+__all__ = ["BleuStats", "closest_ref_len", "ngrams", "pair_stats", "preprocess", "scalar_stats"]
 
 
 class BleuStats:

@@ -17,8 +17,10 @@ from typing import Dict, List, Optional, Sequence
 
 from ...protocol import Score
 from ...signature import SignatureFields
-
 from ...sums import INT64_MAX
+
+__all__ = ["SMOOTH_DEFAULTS", "SMOOTH_METHODS", "BleuScore", "BleuSignature", "bleu_of_checked", "check_order",
+           "check_smoothing", "check_stats", "check_weights", "compute_bleu", "my_log", "stat_names"]
 
 SMOOTH_DEFAULTS: Dict[str, Optional[float]] = {
     # defaults from Chen & Cherry (2014), as in sacrebleu
