@@ -17,9 +17,11 @@ import re
 import sys
 from typing import List, Optional, Tuple
 
-from bleu_core.version import __version__
+from .commands.stderr_filter import StderrFilter, quiet_logging
+from .errors import OutputError, Parser, UsageError
 
-from .errors import Parser
+# Everything that imports bleu_core (and so numpy) is imported inside the functions below: `score`
+# sets OPENBLAS_NUM_THREADS first (_one_blas_thread), which works only before numpy is imported.
 
 __all__ = ["EPILOG", "main", "make_parser"]
 
@@ -30,6 +32,8 @@ EPILOG = ("Exit codes: 0 done; 1 bad input (one line naming the file, line or ro
 
 
 def make_parser(with_run: bool = True) -> argparse.ArgumentParser:
+    from bleu_core.version import __version__
+
     from .commands import convert as convert_command, report as report_command, score as score_command
 
     parser = Parser(
@@ -46,11 +50,9 @@ def make_parser(with_run: bool = True) -> argparse.ArgumentParser:
                     "against reference files (or a sacrebleu test set, -t/-l), with sacrebleu's flags and outputs.",
         epilog=EPILOG))
     if with_run:
-        from .commands.stderr_filter import quiet_logging
-
         with quiet_logging():  # what Beam logs when it is imported is not beambleu's to show
             import apache_beam  # noqa: F401
-        from .commands import run as run_command
+        from .commands import run as run_command  # imports Apache Beam: only `run` loads it
 
         run_command.build_parser(sub.add_parser(
             "run", help="score Parquet shards with the Apache Beam pipeline, per group too",
@@ -99,8 +101,6 @@ def main(argv: Optional[List[str]] = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     if args.command != "run":
         return _execute(args, extra, None)[0]
-    from .commands.stderr_filter import StderrFilter
-
     filt = StderrFilter(enabled=not args.verbose)
     with filt:
         rc, unexpected = _execute(args, extra, filt)
@@ -110,19 +110,15 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 
 def _dispatch(args, extra) -> int:
-    if args.command == "score":
-        from .commands import score as score_command
+    from .commands import convert as convert_command, report as report_command, score as score_command
 
+    if args.command == "score":
         return score_command.run(args)
     if args.command == "convert":
-        from .commands import convert as convert_command
-
         return convert_command.run(args)
     if args.command == "report":
-        from .commands import report as report_command
-
         return report_command.run(args)
-    from .commands import run as run_command
+    from .commands import run as run_command  # imports Apache Beam: only `run` loads it
 
     return run_command.run(args, extra)
 
@@ -130,16 +126,16 @@ def _dispatch(args, extra) -> int:
 def _execute(args, extra, filt) -> Tuple[int, bool]:
     """Run the command: (exit code, whether it failed unexpectedly). Every exception it raises
     becomes one line on stderr; for ``run``, an unexpected failure names Beam's log."""
+
     from bleu_core.errors import BatchInputError
     from bleu_core.tokenizers.tokenizer_spm import ModelError
 
-    from .errors import OutputError, UsageError
     from .io.ownership import UnsafeOutput
     from .io.textfiles import InputError
 
     input_errors: tuple = (InputError, BatchInputError, ModelError, OutputError)
     if args.command == "run":
-        from .io.inputs import PipelineInputError
+        from .io.inputs import PipelineInputError  # pyarrow.parquet and the group keys: not loaded by `score`
 
         input_errors += (PipelineInputError,)
     try:
