@@ -19,16 +19,16 @@ import sys
 import time
 from typing import Dict, List, Optional
 
+import apache_beam as beam
+from apache_beam.options.pipeline_options import PortableOptions
+
 from bleu_core import formats
 from bleu_core.scoring import Interval, Paired
 
-from ..beam.combine import ComputeMetrics
-from ..beam.pairing import CheckSegments
-from ..beam.read import ReadPairs
+from ..beam.job import ScoreJob
 from ..beam.runners import (DASK_NAMES, beam_option_parser, check_job_endpoint, close_result as _close,
                             import_dask_runner, partition_dask_input, pipeline_options, scale_local_runner,
                             wait_until_finish, wants_dask)
-from ..beam.score import ScoreShards
 from ..errors import OutputError, UsageError
 from ..groups import results
 from ..groups.document import score_parts
@@ -37,7 +37,7 @@ from ..groups.results import BOOTSTRAP, RANDOMIZATION, Significance
 from ..io import ownership
 from ..io.inputs import (ERROR_MARK, InputSpec, PipelineInputError, absolute, check_object_stores, check_store_extras,
                          plan)
-from ..io.outputs import Finalize, OutputConfig, check_groups_output, commit, prepare_staging, read_summary
+from ..io.outputs import OutputConfig, check_groups_output, commit, prepare_staging, read_summary
 from ..io.ownership import release_locks
 from .metric_options import metrics_from_args
 from .run_options import BeamBleuOptions
@@ -277,10 +277,6 @@ def run(args, beam_argv: List[str]) -> int:
 
 
 def _run_job(args, beam_argv, spec, metrics, sig, opts, runner_obj, out_cfg, dry_run, guard) -> int:
-    import apache_beam as beam
-    from apache_beam.options.pipeline_options import PortableOptions
-
-
     t0 = time.monotonic()
     the_plan = plan(args.input, spec)
     if sig.paired and not spec.wide:
@@ -301,30 +297,15 @@ def _run_job(args, beam_argv, spec, metrics, sig, opts, runner_obj, out_cfg, dry
         print(f"beambleu: {the_plan.total_rows:,} pairs in {len(the_plan.files)} files, "
               f"{len(the_plan.items)} row groups; planning took {time.monotonic() - t0:.1f} s",
               file=sys.stderr, flush=True)
-    p = beam.Pipeline(runner=runner_obj, options=opts)
-    batches = p | "ReadPairs" >> ReadPairs(the_plan.items, spec.columns, args.batch_size, the_plan.total_rows,
-                                           progress)
-    computed = batches | "ComputeMetrics" >> ComputeMetrics(metrics, spec, args.null_candidate,
-                                                            out_cfg.sentence_tmp, sig.n_boot, sig.seed,
-                                                            sig.system_column, not sig.intervals)
-    stats = computed["stats"] if out_cfg.sentence_tmp else computed
     try:
         layout = results.TableLayout(key_types(spec, the_plan.schema), metrics, sig)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if out_cfg.sentence_tmp:
         check_pair_columns(spec, metrics)
-    scored = stats | "ScoreShards" >> beam.ParDo(ScoreShards(metrics, spec, sig, layout, out_cfg.parts_tmp))
-    branches = [scored]
-    if out_cfg.sentence_tmp:
-        branches.append(computed["sentence_parts"] | "PartPaths" >> beam.Map(lambda path: ("sentence", path)))
-    if sig.paired and not spec.wide:  # are the tests paired: every system on the baseline's segments, once
-        branches.append(batches | "CheckSegments" >> CheckSegments(spec, sig.system_column))
-    if len(branches) > 1:
-        scored = tuple(branches) | "Flatten" >> beam.Flatten()
-    _ = (scored  # the corpus accumulator and the paths of the parts: small, whatever the number of groups
-         | "Gather" >> beam.CombineGlobally(beam.combiners.ToListCombineFn()).without_defaults()
-         | "Write" >> beam.FlatMap(Finalize(spec, out_cfg, inputs, sig, layout.schema)))
+    p = beam.Pipeline(runner=runner_obj, options=opts)
+    _ = p | "ScoreJob" >> ScoreJob(the_plan, spec, metrics, sig, layout, out_cfg, inputs, batch_size=args.batch_size,
+                                   null_candidate=args.null_candidate, progress=progress)
     t1 = time.monotonic()
     result = None
     guard.pipeline = p

@@ -1,0 +1,61 @@
+"""The whole job of ``beambleu run`` as one composite transform, :class:`ScoreJob`: read the planned
+row groups, count and combine every metric per (grouping set, shard), score the shards, check that
+the paired tests are paired, and write every output to its staging path (the caller commits them,
+all or none). ``beambleu run`` builds its pipeline as ``pipeline | ScoreJob(...)``; a user's own
+pipeline can apply it the same way."""
+
+from __future__ import annotations
+
+from typing import Dict, Optional
+
+import apache_beam as beam
+
+from ..groups.results import Significance, TableLayout
+from ..io.inputs import InputSpec, Plan
+from ..io.outputs import Finalize, OutputConfig
+from .combine import ComputeMetrics
+from .pairing import CheckSegments
+from .read import ReadPairs
+from .score import ScoreShards
+
+__all__ = ["ScoreJob"]
+
+
+def _sentence_part(path: str):
+    return "sentence", path
+
+
+class ScoreJob(beam.PTransform):
+    """PBegin -> the written outputs' summary (one element). ``plan``: the planned input
+    (:func:`beambleu.io.inputs.plan`); ``metrics``: a :class:`~bleu_core.protocol.MetricSet`;
+    ``sig``: the intervals and paired tests asked for; ``layout``: the group table's columns;
+    ``out_cfg``: where each output is staged; ``inputs``: what the result document says of the input."""
+
+    def __init__(self, plan: Plan, spec: InputSpec, metrics, sig: Significance, layout: TableLayout,
+                 out_cfg: OutputConfig, inputs: Dict, *, batch_size: int, null_candidate: str = "error",
+                 progress: bool = False, label: Optional[str] = None):
+        super().__init__(label)
+        self.plan, self.spec, self.metrics, self.sig, self.layout = plan, spec, metrics, sig, layout
+        self.out_cfg, self.inputs = out_cfg, inputs
+        self.batch_size, self.null_candidate, self.progress = batch_size, null_candidate, progress
+
+    def expand(self, pbegin):
+        spec, sig, out_cfg = self.spec, self.sig, self.out_cfg
+        batches = pbegin | "ReadPairs" >> ReadPairs(self.plan.items, spec.columns, self.batch_size,
+                                                    self.plan.total_rows, self.progress)
+        computed = batches | "ComputeMetrics" >> ComputeMetrics(self.metrics, spec, self.null_candidate,
+                                                                out_cfg.sentence_tmp, sig.n_boot, sig.seed,
+                                                                sig.system_column, not sig.intervals)
+        stats = computed["stats"] if out_cfg.sentence_tmp else computed
+        scored = stats | "ScoreShards" >> beam.ParDo(ScoreShards(self.metrics, spec, sig, self.layout,
+                                                                 out_cfg.parts_tmp))
+        branches = [scored]
+        if out_cfg.sentence_tmp:
+            branches.append(computed["sentence_parts"] | "PartPaths" >> beam.Map(_sentence_part))
+        if sig.paired and not spec.wide:  # are the tests paired: every system on the baseline's segments, once
+            branches.append(batches | "CheckSegments" >> CheckSegments(spec, sig.system_column))
+        if len(branches) > 1:
+            scored = tuple(branches) | "Flatten" >> beam.Flatten()
+        return (scored  # the corpus accumulator and the paths of the parts: small, whatever the number of groups
+                | "Gather" >> beam.CombineGlobally(beam.combiners.ToListCombineFn()).without_defaults()
+                | "Write" >> beam.FlatMap(Finalize(spec, out_cfg, self.inputs, sig, self.layout.schema)))
