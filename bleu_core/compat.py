@@ -769,5 +769,6 @@ def sentence_chrf(hypothesis: str, references: Sequence[Optional[str]], char_ord
     return metric.sentence_score(hypothesis, references)
 
 
-__all__ = ["BLEU", "CHRF", "TER", "BLEUScore", "CHRFScore", "TERScore", "Score", "Signature", "PairedTest", "Result", "MAX_NGRAM_ORDER",
-           "corpus_bleu", "raw_corpus_bleu", "sentence_bleu", "corpus_chrf", "sentence_chrf", "compat_class"]
+__all__ = ["BLEU", "CHRF", "TER", "BLEUScore", "CHRFScore", "TERScore", "Score", "Signature", "PairedTest", "Result",
+           "MAX_NGRAM_ORDER", "corpus_bleu", "raw_corpus_bleu", "sentence_bleu", "corpus_chrf", "sentence_chrf",
+           "compat_class"]

@@ -11,5 +11,6 @@ from .beam.score import ScoreShards, score_groups
 from .groups.results import Significance, as_metric_set, bleu_dict, group_doc
 
 __all__ = ["CORPUS_KEY", "N_SHARDS", "NAMESPACE", "BatchToStats", "CheckSegments", "ComputeBleu", "ComputeMetrics",
-           "GroupTableAccumulator", "GroupTableCombineFn", "ReadPairs", "ReadRowGroups", "ScoreJob", "ScoreShards", "SegmentIds",
-           "Significance", "StatsConfig", "as_metric_set", "bleu_dict", "corpus_table", "group_doc", "score_groups"]
+           "GroupTableAccumulator", "GroupTableCombineFn", "ReadPairs", "ReadRowGroups", "ScoreJob", "ScoreShards",
+           "SegmentIds", "Significance", "StatsConfig", "as_metric_set", "bleu_dict", "corpus_table", "group_doc",
+           "score_groups"]

@@ -22,11 +22,11 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
-__all__ = ["BLOCK_ROWS", "DEFAULT_N", "DEFAULT_SEED", "MAX_REPLICATE_BYTES", "MAX_SEED", "MAX_WEIGHT", "SWAP_THRESHOLDS",
-           "THRESHOLDS", "bootstrap_totals", "check_replicates", "check_seed", "hash_text", "max_replicates",
-           "paired_p_value", "percentile_interval", "randomization_p_value", "randomization_test", "randomization_trials",
-           "replicate_scores", "row_keys_from_ids", "row_keys_from_position", "seed_from_env", "seed_key", "swap_totals",
-           "swaps", "weights"]
+__all__ = ["BLOCK_ROWS", "DEFAULT_N", "DEFAULT_SEED", "MAX_REPLICATE_BYTES", "MAX_SEED", "MAX_WEIGHT",
+           "SWAP_THRESHOLDS", "THRESHOLDS", "bootstrap_totals", "check_replicates", "check_seed", "hash_text",
+           "max_replicates", "paired_p_value", "percentile_interval", "randomization_p_value", "randomization_test",
+           "randomization_trials", "replicate_scores", "row_keys_from_ids", "row_keys_from_position", "seed_from_env",
+           "seed_key", "swap_totals", "swaps", "weights"]
 
 #: sacrebleu's default number of resamples and seed (SACREBLEU_SEED)
 DEFAULT_N = 1000

@@ -31,9 +31,9 @@ from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
-__all__ = ["BLOCK_COINS", "CHUNK_CELLS", "COUNTER", "F32_EXACT", "METHODS", "SACREBLEU", "bootstrap_scores", "bootstrap_seed",
-           "numpy_interval", "p_value", "paired_samples", "paired_seed", "randomization_differences", "replicate_score",
-           "replicate_scores", "segment_statistics", "trial_block", "trial_score", "trial_scores"]
+__all__ = ["BLOCK_COINS", "CHUNK_CELLS", "COUNTER", "F32_EXACT", "METHODS", "SACREBLEU", "bootstrap_scores",
+           "bootstrap_seed", "numpy_interval", "p_value", "paired_samples", "paired_seed", "randomization_differences",
+           "replicate_score", "replicate_scores", "segment_statistics", "trial_block", "trial_score", "trial_scores"]
 
 #: the two ways ``beambleu score`` and ``bleu_core.compat`` draw resamples
 SACREBLEU, COUNTER = "sacrebleu", "counter"

@@ -36,8 +36,9 @@ import pyarrow as pa
 
 from .base import Tokenizer
 
-__all__ = ["DOWNLOAD_TIMEOUT", "READ_TIMEOUT", "SPM_MODELS", "Encoded", "ModelError", "TokenizerSPM", "default_model_path",
-           "download", "is_url", "local_path", "read_model", "require_sentencepiece", "resolve_model", "sacrebleu_dir"]
+__all__ = ["DOWNLOAD_TIMEOUT", "READ_TIMEOUT", "SPM_MODELS", "Encoded", "ModelError", "TokenizerSPM",
+           "default_model_path", "download", "is_url", "local_path", "read_model", "require_sentencepiece",
+           "resolve_model", "sacrebleu_dir"]
 
 #: sacrebleu 2.6.0's models: tokenizer name -> (URL, signature)
 SPM_MODELS = {

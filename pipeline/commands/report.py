@@ -25,8 +25,8 @@ from ..groups.document import score_parts
 from ..io.ownership import Target, check_outputs, commit_file, remove_tree, staging_path
 from ..io.textfiles import InputError
 
-__all__ = ["build_parser", "cell", "check_plot", "check_result", "choose_set", "from_paired_score", "load", "metric_name",
-           "metric_views", "plot", "render", "run", "table"]
+__all__ = ["build_parser", "cell", "check_plot", "check_result", "choose_set", "from_paired_score", "load",
+           "metric_name", "metric_views", "plot", "render", "run", "table"]
 
 
 def build_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParser:

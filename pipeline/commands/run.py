@@ -44,8 +44,8 @@ from .run_options import BeamBleuOptions
 from .significance import n_boot, n_trials, resolve_seed
 from .stderr_filter import emergency_exit
 
-__all__ = ["build_parser", "check_args", "check_pair_columns", "disk_full", "extract_input_error", "input_spec", "key_types",
-           "read_files", "run", "significance_config", "summary_lines", "typed_baseline"]
+__all__ = ["build_parser", "check_args", "check_pair_columns", "disk_full", "extract_input_error", "input_spec",
+           "key_types", "read_files", "run", "significance_config", "summary_lines", "typed_baseline"]
 
 
 def build_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParser:

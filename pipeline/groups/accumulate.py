@@ -31,7 +31,8 @@ from bleu_core.kernels.arrow import invalid_utf8_mask
 from bleu_core.sums import column_sums
 
 __all__ = ["GROUP_KEY_TYPES", "INT64_MAX", "Namer", "accumulate_groups", "boot_of", "first_invalid_utf8", "first_true",
-           "from_rows", "from_totals", "group_key_type_ok", "n_pairs", "nrefs_of", "refs_from_columns", "stats_of", "width"]
+           "from_rows", "from_totals", "group_key_type_ok", "n_pairs", "nrefs_of", "refs_from_columns", "stats_of",
+           "width"]
 
 INT64_MAX = np.iinfo(np.int64).max
 

@@ -41,8 +41,8 @@ import pyarrow.compute as pc
 
 from . import accumulate
 
-__all__ = ["INT64_MAX", "Columns", "GroupTable", "canonical_order", "count_not_above", "group_ids", "iter_rows", "key_column",
-           "key_table", "key_type", "merge", "restore", "shard_of", "split_by_shard", "unify_keys"]
+__all__ = ["INT64_MAX", "Columns", "GroupTable", "canonical_order", "count_not_above", "group_ids", "iter_rows",
+           "key_column", "key_table", "key_type", "merge", "restore", "shard_of", "split_by_shard", "unify_keys"]
 
 INT64_MAX = accumulate.INT64_MAX
 _CHUNK = 1 << 16  # rows per vectorised step where a step allocates per-row temporaries

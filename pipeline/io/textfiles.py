@@ -31,8 +31,8 @@ from bleu_core.errors import InputError as CoreInputError
 
 from ..errors import int_at_least
 
-__all__ = ["CHUNK_BYTES", "CHUNK_ROWS", "MAX_LINE_BYTES", "InputError", "Source", "add_max_line_bytes", "check_encoding",
-           "iter_chunks"]
+__all__ = ["CHUNK_BYTES", "CHUNK_ROWS", "MAX_LINE_BYTES", "InputError", "Source", "add_max_line_bytes",
+           "check_encoding", "iter_chunks"]
 
 #: longest line read, in bytes without its newline (``--max-line-bytes``); a line is held whole
 MAX_LINE_BYTES = 16 << 20
