@@ -1,1 +1,7 @@
+"""The Beam stages, one module each, in data-path order: ``read`` (planned row groups to Arrow
+batches), ``count`` (batches to accumulators), ``combine`` (one commutative CombineFn, and
+``ComputeMetrics``: count and combine), ``score`` (combined shards to scored parts), ``pairing``
+(are the paired tests paired); ``job`` (``ScoreJob``: the whole job of ``beambleu run`` as one
+composite) and ``runners`` (engine set-up and waiting)."""
+
 __all__: list = []
