@@ -1,4 +1,4 @@
-"""Helpers for tests/test_cli_sacrebleu.py: run `beambleu score ARGS` and `sacrebleu ARGS` side by side and
+"""Helpers for tests/beambleu/commands/test_cli_sacrebleu.py: run `beambleu score ARGS` and `sacrebleu ARGS` side by side and
 normalise their standard output so that only what must legitimately differ is hidden.
 
 Two things may differ between the programs and nothing else:

@@ -10,7 +10,7 @@ with an engine's pipeline options in a child process and compares:
 * the per-pair Parquet of --sentence-output: the same rows (in row-identity order) and the same
   manifest of part files.
 
-The tests of each engine (tests/test_engine_*.py) start the engine once and call this.
+The tests of each engine (tests/beambleu/beam/test_engine_*.py) start the engine once and call this.
 """
 
 from __future__ import annotations

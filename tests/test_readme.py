@@ -48,26 +48,26 @@ SKIP = {
     'python3 -m venv .venv && . .venv/bin/activate && pip install -e ".[test,beam,dask,aws,gcp,plot,ja,ko,spm]" && pytest -n auto --dist loadgroup':
         "the test suite itself (.ci/run runs it in a fresh environment)",
     "beambleu score ref.txt -i hyp.txt -tok flores200":
-        "needs the flores200 model, which this offline machine cannot download (tests/test_cli_spm.py runs score "
+        "needs the flores200 model, which this offline machine cannot download (tests/beambleu/commands/test_cli_spm.py runs score "
         "with each SentencePiece tokenizer against sacrebleu's CLI on models trained offline)",
     "beambleu run --input 'shards/*.parquet' --group-by system -tok flores200 --output spbleu.json":
-        "needs the flores200 model and shards of one's own (tests/test_pipeline_spm.py and tests/test_engines.py "
+        "needs the flores200 model and shards of one's own (tests/beambleu/beam/test_pipeline_spm.py and tests/beambleu/beam/test_engines.py "
         "run spBLEU on the local runner and on a dask cluster against sacrebleu)",
     "deploy/dask/start-local-cluster.sh 2 8786 &":
-        "starts a dask cluster on the fixed port 8786 of a shared machine (tests/test_engines.py runs the "
+        "starts a dask cluster on the fixed port 8786 of a shared machine (tests/beambleu/beam/test_engines.py runs the "
         "sample on a dask cluster on a free port)",
     "beambleu run --input 'examples/sample/shards/*.parquet' --group-by system --output result.json "
     "--overwrite --runner dask --dask_client_address tcp://127.0.0.1:8786":
         "needs the dask cluster of the command before",
     "beambleu score -t wmt22 -l de-en -i output.detok.en -m bleu chrf -f text":
-        "downloads wmt22 and needs a system output of it (tests/test_cli_testsets.py runs "
+        "downloads wmt22 and needs a system output of it (tests/beambleu/commands/test_cli_testsets.py runs "
         "beambleu score -t against sacrebleu -t on a cache made from ../shared/corpora)",
     "beambleu convert -t wmt22 -l de-en -i output.detok.en -o shards/wmt22-de-en.parquet":
-        "downloads wmt22 and needs a system output of it (tests/test_convert.py converts -t on a cache made "
+        "downloads wmt22 and needs a system output of it (tests/beambleu/commands/test_convert.py converts -t on a cache made "
         "from ../shared/corpora)",
     "beambleu run --input 's3://bucket/pairs/*.parquet' --output s3://bucket/results/bleu.json "
     "--s3_endpoint_url http://127.0.0.1:9000":
-        "needs an S3 server with that bucket on 127.0.0.1:9000 (tests/test_object_storage.py runs the "
+        "needs an S3 server with that bucket on 127.0.0.1:9000 (tests/beambleu/io/test_object_storage.py runs the "
         "same on moto's server)",
 }
 

@@ -12,7 +12,7 @@ or in blocks of trials (randomization), so that memory is O(N x width) for the s
 replicate's indices or one block's coins, never B x N:
 
 - ``choice(N, size=(B, N))`` fills its output row after row from the same stream, so B calls of
-  ``choice(N, size=N)`` give the same rows (``tests/test_numpy_resampling.py`` checks it);
+  ``choice(N, size=N)`` give the same rows (``tests/bleu_core/resampling/test_sacrebleu_resampling.py`` checks it);
 - ``integers(2, dtype=bool)`` takes its coins 32 at a time from one 32-bit draw and drops the
   unused ones at the end of a call, so a block of trials is the same as sacrebleu's rows only when
   it holds a multiple of 32 coins: :func:`trial_block` picks such blocks.
