@@ -1,7 +1,7 @@
 """Build the C kernels; everything else is declared in pyproject.toml.
 
-Each metric's kernel sits in its folder (``bleu_core/metrics/<id>/_<id>.c``); the headers every
-kernel shares are in ``bleu_core/kernels/`` (Arrow buffers, UTF-8 text, decoded code points)."""
+Each metric's kernel sits in its folder (``bleu_core/metrics/<id>/_<id>.c``); the headers the
+kernels share are in ``bleu_core/kernels/`` (Arrow buffers, UTF-8 text, decoded code points, statuses)."""
 
 from setuptools import Extension, setup
 
@@ -26,9 +26,11 @@ def kernel(module: str, *, headers=("_buffers.h", "_text.h"), extra=()) -> Exten
 setup(
     ext_modules=[
         # BLEU: its tokenizer passes and n-gram counting, of text and of token ids (spBLEU)
-        kernel("bleu_core.metrics.bleu._bleu"),
-        kernel("bleu_core.metrics.chrf._chrf", headers=("_buffers.h", "_text.h", "_cps.h"), extra=EXACT_DOUBLES),
-        kernel("bleu_core.metrics.ter._ter", headers=("_buffers.h", "_text.h", "_cps.h"), extra=EXACT_DOUBLES),
+        kernel("bleu_core.metrics.bleu._bleu", headers=("_buffers.h", "_text.h", "_status.h")),
+        kernel("bleu_core.metrics.chrf._chrf", headers=("_buffers.h", "_text.h", "_cps.h", "_status.h"),
+               extra=EXACT_DOUBLES),
+        kernel("bleu_core.metrics.ter._ter", headers=("_buffers.h", "_text.h", "_cps.h", "_status.h"),
+               extra=EXACT_DOUBLES),
         # the Poisson bootstrap and the randomization test's swaps, for every metric's statistics
         kernel("bleu_core.resampling._resample", headers=("_buffers.h",)),
         # SentencePiece's ids of a batch as int32 values and int64 offsets

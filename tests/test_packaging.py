@@ -23,7 +23,8 @@ FILES = ("LICENSE", "README.md", "pyproject.toml", "setup.py", "MANIFEST.in")
 # extension module every wheel carries), these and any added later
 KERNEL_SOURCES = ("bleu_core/metrics/bleu/_bleu.c", "bleu_core/metrics/chrf/_chrf.c", "bleu_core/metrics/ter/_ter.c",
                   "bleu_core/resampling/_resample.c", "bleu_core/tokenizers/_spm_ids.c",
-                  "bleu_core/kernels/_buffers.h", "bleu_core/kernels/_text.h", "bleu_core/kernels/_cps.h")
+                  "bleu_core/kernels/_buffers.h", "bleu_core/kernels/_text.h", "bleu_core/kernels/_cps.h",
+                  "bleu_core/kernels/_status.h")
 # build products and local state that must never be shipped
 FORBIDDEN = (".so", ".pyc", "__pycache__", ".venv", ".git", ".pytest_cache", ".hypothesis")
 # sha256 of the Apache License 2.0 as published at https://www.apache.org/licenses/LICENSE-2.0.txt

@@ -1,8 +1,7 @@
 /*
  * bleu_core/_cps.h -- code-point buffers shared by the kernels that work on decoded text (_chrf.c,
  * _ter.c): growable buffers, UTF-8 decoding into code points, str.lower() of them, and the hash
- * and equality of a token's code points; the statuses of the GIL-free part and the exception each
- * one raises.
+ * and equality of a token's code points (the statuses their runs return are _status.h's).
  *
  * Header-only (static inline) so that each extension module gets its own copy and no symbol
  * is exported. Include it after <Python.h>, <string.h> and "_text.h" (u8dec).
@@ -107,31 +106,6 @@ static int lower_cps(PyThreadState **ts, PyObject *lower_name, uint32_t **cp, si
     }
     *ts = PyEval_SaveThread();
     return st;
-}
-
-/* Statuses of a kernel's GIL-free part. */
-enum { ST_OK = 0, ST_BAD = -1, ST_NOMEM = -2, ST_PYERR = -3, ST_OVERFLOW = -4 };
-
-/* The kernel's result for status `st`, with the GIL held: None for ST_OK; otherwise NULL with
- * the exception set -- ValueError((row, ref, what)) for ST_BAD, MemoryError, OverflowError naming
- * `metric` and the row, or the exception already set for ST_PYERR. */
-static PyObject *status_result(int st, const char *metric, Py_ssize_t row, Py_ssize_t ref, const char *what) {
-    switch (st) {
-    case ST_OK:
-        Py_RETURN_NONE;
-    case ST_BAD: {
-        PyObject *e = Py_BuildValue("(nns)", row, ref, what);
-        if (e) { PyErr_SetObject(PyExc_ValueError, e); Py_DECREF(e); }
-        return NULL;
-    }
-    case ST_NOMEM:
-        return PyErr_NoMemory();
-    case ST_OVERFLOW:
-        PyErr_Format(PyExc_OverflowError, "%s statistics: the sum of row %zd into out exceeds int64", metric, row);
-        return NULL;
-    default: /* ST_PYERR: the exception is set */
-        return NULL;
-    }
 }
 
 #endif /* BLEU_CORE_CPS_H */

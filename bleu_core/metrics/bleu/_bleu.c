@@ -45,6 +45,7 @@
 
 #include "_buffers.h" /* View, get_view, rows_shape, batch_shape, Sys, get_systems: shared with _chrf.c */
 #include "_text.h"    /* u8dec, u8len, u8cp, is_space: shared with _chrf.c */
+#include "_status.h"  /* ST_*, status_result: shared with _chrf.c and _ter.c */
 
 enum { TOK_NONE = 0, TOK_13A = 1, TOK_INTL = 2, TOK_ZH = 3, TOK_CHAR = 4 };
 
@@ -98,10 +99,6 @@ static int ibuf_reserve(IBuf *b, Py_ssize_t extra) {
 }
 
 /* ------------------------------------------------------------ kernel state */
-
-/* Statuses of a run (the values of _cps.h's, which the other kernels use); a function returning a
-   count returns a negative status instead on error. */
-enum { ST_OK = 0, ST_BAD = -1, ST_NOMEM = -2, ST_PYERR = -3, ST_OVERFLOW = -4 };
 
 /* stages: the passes of stats that run_stages runs, for the benchmarks' stage timings */
 enum { STAGE_NORMALISE = 1, STAGE_TOKENIZE = 2 };
@@ -1079,26 +1076,11 @@ static int run_stages(K *k, const Batch *b, int stage) {
 
 /* ----------------------------------------------------------------- the calls */
 
-/* A call's result for its run's status st: None for ST_OK; otherwise NULL with the exception set --
-   ValueError((row, ref_index or -1, reason)) for ST_BAD, MemoryError, OverflowError naming the row,
-   or the Python error already set (ST_PYERR). */
+/* A call's result for its run's status st (status_result): None for ST_OK; otherwise NULL with the
+   exception set -- ValueError((row, ref_index or -1, reason)) for ST_BAD, MemoryError, OverflowError
+   naming the row (and no metric), or the Python error already set (ST_PYERR). */
 static PyObject *run_result(int st, const K *k) {
-    switch (st) {
-    case ST_OK:
-        Py_RETURN_NONE;
-    case ST_BAD: {
-        PyObject *e = Py_BuildValue("(nns)", k->bad_row, k->bad_ref, k->bad_what ? k->bad_what : "invalid row");
-        if (e) { PyErr_SetObject(PyExc_ValueError, e); Py_DECREF(e); }
-        return NULL;
-    }
-    case ST_NOMEM:
-        return PyErr_NoMemory();
-    case ST_OVERFLOW:
-        PyErr_Format(PyExc_OverflowError, "statistics: the sum of row %zd into out exceeds int64", k->bad_row);
-        return NULL;
-    default: /* ST_PYERR: the exception is set */
-        return NULL;
-    }
+    return status_result(st, NULL, k->bad_row, k->bad_ref, k->bad_what ? k->bad_what : "invalid row");
 }
 
 static int check_order(int order) {

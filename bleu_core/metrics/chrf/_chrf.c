@@ -52,7 +52,8 @@
 
 #include "_buffers.h" /* View, get_view, rel_view, batch_shape, Sys, get_systems: shared with _bleu.c */
 #include "_text.h"    /* u8dec, is_space: shared with _bleu.c */
-#include "_cps.h"     /* grow/GROW, decode_cps, lower_cps, hash_cps, same_cps, ST_*, status_result: shared with _ter.c */
+#include "_cps.h"     /* grow/GROW, decode_cps, lower_cps, hash_cps, same_cps: shared with _ter.c */
+#include "_status.h"  /* ST_*, status_result: shared with _bleu.c and _ter.c */
 
 /* character orders up to this are packed into the key itself (3 * 21 bits) */
 #define PACKED_MAX 3

@@ -50,7 +50,8 @@
 
 #include "_buffers.h" /* View, get_view, rel_view, batch_shape: shared with the other kernels */
 #include "_text.h"    /* u8dec, is_space */
-#include "_cps.h"     /* grow/GROW, decode_cps, lower_cps, hash_cps, same_cps, ST_*, status_result: shared with _chrf.c */
+#include "_cps.h"     /* grow/GROW, decode_cps, lower_cps, hash_cps, same_cps: shared with _chrf.c */
+#include "_status.h"  /* ST_*, status_result: shared with _bleu.c and _chrf.c */
 
 #define BEAM_WIDTH 25
 #define MAX_SHIFT_SIZE 10
