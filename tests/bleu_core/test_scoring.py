@@ -21,18 +21,20 @@ ROOT = Path(__file__).resolve().parents[2]
 
 #: the score stage and what it is made of: none may import Apache Beam
 SCORE_STAGE = ["bleu_core/scoring.py", "bleu_core/formats.py", "bleu_core/signature.py", "bleu_core/sums.py",
-               "bleu_core/resampling/counter.py", "bleu_core/protocol.py", "bleu_core/compat.py", "pipeline/results.py",
-               "pipeline/document.py", "pipeline/score_command.py", "pipeline/report_command.py"]
+               "bleu_core/resampling/counter.py", "bleu_core/protocol.py", "bleu_core/compat.py", "pipeline/groups/results.py",
+               "pipeline/groups/document.py", "pipeline/commands/score.py", "pipeline/commands/report.py"]
 #: writers: they write what was scored, and import no scorer
-WRITERS = ["pipeline/outputs.py", "pipeline/ownership.py", "pipeline/document.py"]
-SCORERS = ("bleu_core.scoring", "bleu_core.metrics.bleu.score", "bleu_core.metrics.bleu", "bleu_core.metrics.chrf", "bleu_core.protocol",
-           "bleu_core.resampling.counter", "bleu_core.compat")
+WRITERS = ["pipeline/io/outputs.py", "pipeline/io/ownership.py", "pipeline/groups/document.py"]
+SCORERS = ("bleu_core.scoring", "bleu_core.metrics.bleu.score", "bleu_core.metrics.bleu", "bleu_core.metrics.chrf",
+           "bleu_core.protocol", "bleu_core.resampling.counter", "bleu_core.compat")
 
 
 def _imports(path: str):
-    """Every module a file imports (absolute names; ``from . import x`` in pipeline/ is beambleu.x)."""
+    """Every module a file imports (absolute names; ``pipeline/`` is the package beambleu, so ``from ..groups
+    import x`` in pipeline/io/outputs.py is beambleu.groups.x)."""
     tree = ast.parse((ROOT / path).read_text())
-    package = "bleu_core" if path.startswith("bleu_core/") else "beambleu"
+    parts = path[:-len(".py")].split("/")
+    package = ["beambleu" if parts[0] == "pipeline" else parts[0], *parts[1:-1]]  # the file's package
     names = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -40,7 +42,7 @@ def _imports(path: str):
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                base = package + ("." + base if base else "")
+                base = ".".join(package[:len(package) - node.level + 1] + ([base] if base else []))
             names.add(base)
             names.update(f"{base}.{a.name}" for a in node.names)
     return names
@@ -65,8 +67,9 @@ def test_writers_import_no_scorer(path):
 
 def test_the_import_check_sees_imports():
     """The two checks above would pass on a file that imports nothing: this one shows they read real imports."""
-    assert "apache_beam.io.filesystems.FileSystems" in _imports("pipeline/outputs.py")
-    assert "bleu_core.scoring" in _imports("pipeline/results.py")
+    assert "apache_beam.io.filesystems.FileSystems" in _imports("pipeline/io/outputs.py")
+    assert "bleu_core.scoring" in _imports("pipeline/groups/results.py")
+    assert "beambleu.io.ownership" in _imports("pipeline/io/outputs.py")  # `from . import ownership`, resolved
 
 
 # ----------------------------------------------------------------------------- signatures

@@ -391,7 +391,7 @@ def test_disk_full_during_the_commit_renames_undoes_them(tmp_path, monkeypatch, 
 #: them; it writes how many renames the commit made to RENAMES_FILE when it does not die
 _DIE_IN_COMMIT = """
 import os, sys
-from beambleu import outputs
+from beambleu.io import outputs
 die_at, seen = int(os.environ["DIE_AT"]), [0]
 real_commit = outputs.commit
 def commit(cfg):

@@ -398,7 +398,7 @@ def test_report_plot_owns_its_path(tmp_path, paired_result):
 # --------------------------------------------------------------------------- unexpected errors
 
 def test_an_unexpected_error_is_one_line_with_a_hint():
-    code = ("import sys\nfrom beambleu import cli, score_command\n"
+    code = ("import sys\nfrom beambleu import cli\nfrom beambleu.commands import score as score_command\n"
             "def boom(args):\n    raise {}\n"
             "score_command.run = boom\nsys.exit(cli.main(sys.argv[1:]))\n")
     for exc, shown in (("KeyError('x')", "KeyError: 'x'"), ("ValueError('internal')", "ValueError: internal"),

@@ -29,7 +29,7 @@ WMT17_EN_DE = CORPORA / "wmt17" / "en-de"
 #: are printed and mapped to exit codes as beambleu's command line does
 DRIVER = NO_NETWORK + r'''
 import argparse, json, sys
-from beambleu import testsets
+from beambleu.commands import testsets
 from beambleu.errors import UsageError
 from beambleu.io.textfiles import InputError
 
