@@ -68,7 +68,7 @@ def run_beambleu_stage(path, tokenize, batch_size, stop_after):
     bleu_core.metrics.bleu.kernel.batch_stats hands to ``_bleu.stats``, and handed with the same
     options to ``_bleu.stages``, which stops after normalising (1) or tokenizing (2)."""
     from bleu_core import Bleu
-    from bleu_core.kernels.arrow import _list_parts, string_buffers, to_arrow
+    from bleu_core.kernels.arrow import list_parts, string_buffers, to_arrow
     from bleu_core.metrics.bleu import _bleu
     from bleu_core.parquet import iter_batches
 
@@ -80,7 +80,7 @@ def run_beambleu_stage(path, tokenize, batch_size, stop_after):
     c0, w0 = time.process_time(), time.perf_counter()
     for batch in iter_batches(path, ["candidate", "references"], batch_size):
         cand, refs = to_arrow(batch.column("candidate"), batch.column("references"))
-        child, list_offsets = _list_parts(refs)
+        child, list_offsets = list_parts(refs)
         _bleu.stages(*string_buffers(cand, "candidates"), *string_buffers(child, "references"), list_offsets,
                      tok.kernel_id, int(metric.lowercase), flags, stop_after)
     cpu, wall = time.process_time() - c0, time.perf_counter() - w0
@@ -195,7 +195,7 @@ def run_beambleu_spm(path, tokenize, batch_size, spm_model):
 def run_beambleu_encode(path, tokenize, batch_size, spm_model):
     """Read + SentencePiece-encode only: each batch's candidate and reference columns go through
     the tokenizer exactly as in bleu_core.metrics.bleu.kernel.batch_stats (which then hands the ids to the kernel)."""
-    from bleu_core.kernels.arrow import _list_parts, to_arrow
+    from bleu_core.kernels.arrow import list_parts, to_arrow
     from bleu_core.parquet import iter_batches
 
     metric, tok, extra = beambleu_spm(tokenize, spm_model)
@@ -204,7 +204,7 @@ def run_beambleu_encode(path, tokenize, batch_size, spm_model):
         c0, w0 = time.process_time(), time.perf_counter()
         for batch in iter_batches(path, ["candidate", "references"], batch_size):
             cand, refs = to_arrow(batch.column("candidate"), batch.column("references"))
-            child, _ = _list_parts(refs)
+            child, _ = list_parts(refs)
             tok.encode_ids([cand, child], metric.lowercase)
         cpu, wall = time.process_time() - c0, time.perf_counter() - w0
     finally:

@@ -22,6 +22,8 @@ from .metrics.bleu.reference import BleuStats
 from .protocol import Metric
 from .sums import checked_add
 
+__all__ = ["RELEASE_EVERY", "iter_batches", "parquet_stats"]
+
 
 RELEASE_EVERY = 32
 

@@ -39,8 +39,13 @@ import numpy as np
 import pyarrow as pa
 
 from . import formats
+from .errors import BatchInputError
+from .kernels.arrow import check_utf8, invalid_utf8_mask, list_parts, reference_groups, string_buffers, to_arrow
 from .signature import SignatureFields  # noqa: F401  (part of the protocol)
 from .sums import checked_add, column_sums
+
+__all__ = ["CHUNK", "CommandLine", "Metric", "MetricSet", "Option", "SacrebleuArithmetic", "Score", "Stat",
+           "batch_stats_shared", "checked_pairs", "chunked", "nrefs_label", "reference_batch_stats"]
 
 #: pairs converted to Arrow and counted per kernel call by ``corpus_stats``; bounds memory
 CHUNK = 20_000
@@ -268,8 +273,6 @@ class Metric:
         for the same ``references``), in order, with the same errors (the first system's first).
         This default converts the references once and calls :meth:`batch_stats` per system; a
         metric whose kernel can prepare each row's references once for all systems overrides it."""
-        from .kernels.arrow import to_arrow
-
         out, refs = [], references
         for candidates in systems:
             candidates, refs = to_arrow(candidates, refs)
@@ -440,6 +443,69 @@ def checked_pairs(candidates, references):
         yield hyp, refs
 
 
+def reference_batch_stats(metric, candidates, references, per_row: bool = True, *, utf8_first: bool = False,
+                          max_refs: Optional[int] = None) -> np.ndarray:
+    """``metric.batch_stats(candidates, references, per_row)`` computed with the metric's reference
+    path, :meth:`Metric.scalar_stats`: what the built-in metrics' batch paths do with
+    ``BEAMBLEU_KERNELS=python`` (:mod:`bleu_core.kernels`). The same inputs (Python lists, Arrow
+    arrays, chunked arrays), the same numbers, and the kernel's errors: the input is normalised as
+    the kernel's is (:func:`~bleu_core.kernels.arrow.to_arrow`, so the same TypeError/ValueError for
+    a bad argument), then each row is checked in the kernel's order, raising
+    :class:`~bleu_core.errors.BatchInputError` naming the row: a null reference list, a null
+    candidate, a candidate that is not UTF-8, then each present reference (past ``max_refs`` of
+    them, or not UTF-8), then a row without any reference. ``utf8_first``: the text of the whole
+    batch is checked for UTF-8 before anything else, as the batch paths that decode text in Python
+    do (BLEU's MeCab and SentencePiece tokenizers, TER's ``normalized``). ``per_row=False``: the
+    checked column sums (OverflowError past int64)."""
+    cand, refs = to_arrow(candidates, references)
+    child, list_offsets = list_parts(refs)  # a null reference list: BatchInputError
+    string_buffers(cand, "candidates")  # what the kernel refuses before it reads a row: not strings,
+    string_buffers(child, "references")  # malformed offsets
+    n = len(cand)
+    if n and (list_offsets[0] != 0 or list_offsets[-1] != len(child) or (np.diff(list_offsets) < 0).any()):
+        raise ValueError("references: malformed Arrow list array (offsets outside the child array or decreasing)")
+    if utf8_first:
+        check_utf8(cand, child, list_offsets)
+
+    invalid = object()  # a value that is not UTF-8
+
+    def texts(array: pa.Array) -> list:
+        if pa.types.is_string_view(array.type) or pa.types.is_null(array.type):
+            array = array.cast(pa.large_string())
+        bad = invalid_utf8_mask(array)
+        if bad is None:
+            return array.to_pylist()
+        raw = array.cast(pa.large_binary()).to_pylist()
+        return [invalid if is_bad else (None if b is None else b.decode("utf-8")) for b, is_bad in zip(raw, bad)]
+
+    hyps, flat = texts(cand), texts(child)
+    ref_lists = []
+    for row in range(n):
+        hyp = hyps[row]
+        if hyp is None:
+            raise BatchInputError(row, "candidate", "candidate is null")
+        if hyp is invalid:
+            raise BatchInputError(row, "candidate", "invalid UTF-8")
+        row_refs = flat[list_offsets[row]:list_offsets[row + 1]]
+        present = 0
+        for j, ref in enumerate(row_refs):
+            if ref is None:  # a missing reference
+                continue
+            present += 1
+            if max_refs is not None and present > max_refs:
+                raise BatchInputError(row, "references", f"more than {max_refs} references ({metric.name}'s "
+                                                         f"statistics hold at most {max_refs} per pair)", j)
+            if ref is invalid:
+                raise BatchInputError(row, "references", "invalid UTF-8", j)
+        if not present:
+            raise BatchInputError(row, "references", "no reference (all references are missing)")
+        ref_lists.append(row_refs)
+    rows = np.asarray(metric.scalar_stats(hyps, ref_lists), dtype=np.int64).reshape(n, metric.width)
+    if per_row:
+        return rows
+    return column_sums(rows, what=f"the statistics of {metric.name}", name=metric.stat_name)
+
+
 def batch_stats_shared(metric, candidates, references, per_row: bool = True) -> np.ndarray:
     """``metric.batch_stats(candidates, references, per_row)`` (a :class:`Metric` or a
     :class:`MetricSet`) for a batch whose rows repeat reference lists, as a long table's rows do
@@ -448,8 +514,6 @@ def batch_stats_shared(metric, candidates, references, per_row: bool = True) -> 
     kernel that can prepares each distinct list once. The same numbers, and the same error for a
     bad batch (then :meth:`batch_stats` is run to find it); a batch that repeats few lists takes
     the plain path (:func:`bleu_core.kernels.arrow.reference_groups`)."""
-    from .kernels.arrow import reference_groups, to_arrow
-
     candidates, references = to_arrow(candidates, references)
     plan = reference_groups(candidates, references)
     if plan is None:
@@ -537,7 +601,6 @@ class MetricSet:
         """Every metric's statistics of one batch, side by side."""
         if len(self.metrics) == 1:
             return self.metrics[0].batch_stats(candidates, references, per_row=per_row)
-        from .kernels.arrow import to_arrow
 
         candidates, references = to_arrow(candidates, references)  # convert once for all metrics
         parts = [m.batch_stats(candidates, references, per_row=per_row) for m in self.metrics]
@@ -547,8 +610,6 @@ class MetricSet:
         """:meth:`batch_stats` of each system's candidates for the same references (each metric's
         :meth:`Metric.batch_stats_many`, so a row's references are prepared once for all systems
         where the metric's kernel can), side by side per system."""
-        from .kernels.arrow import to_arrow
-
         systems = list(systems)
         if not systems:
             return []

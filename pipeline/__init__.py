@@ -1,1 +1,3 @@
 """The Beam pipeline (no Beam import at package import time)."""
+
+__all__: list = []

@@ -3,6 +3,28 @@ import pytest
 from .oracle import corpora, spm_dir, spm_home  # noqa: F401  (fixtures)
 
 
+def _kernels() -> str:
+    """``BEAMBLEU_KERNELS`` as bleu_core read it (a bad value: pytest's usage error, one line)."""
+    try:
+        from bleu_core.kernels import KERNELS
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    return KERNELS
+
+
+def pytest_configure(config):
+    _kernels()
+
+
+def pytest_report_header(config):
+    """Which kernels the metrics' batch paths ran on, in every log: ``BEAMBLEU_KERNELS=python`` runs
+    the suite on the reference paths (bleu_core.kernels)."""
+    if _kernels() == "python":
+        return ["beambleu kernels: python (BEAMBLEU_KERNELS=python: every metric's batch_stats runs its "
+                "reference path, scalar_stats)"]
+    return ["beambleu kernels: c (compiled)"]
+
+
 @pytest.fixture(scope="session")
 def engine_inputs(tmp_path_factory):
     """The inputs and local-runner outputs every engine's tests compare with (tests/engine_parity.py),

@@ -16,6 +16,9 @@ import pyarrow as pa
 
 from ..errors import BatchInputError
 
+__all__ = ["ArrayLike", "as_list_array", "as_string", "check_utf8", "invalid_utf8_mask", "list_parts", "nrefs_per_row",
+           "raise_row_error", "reference_groups", "require_compiled", "stats_many", "string_buffers", "to_arrow"]
+
 ArrayLike = Union[pa.Array, pa.ChunkedArray, Sequence]
 
 
@@ -53,7 +56,7 @@ def _combine(arr) -> pa.Array:
     return arr
 
 
-def _as_string(arr: pa.Array, what: str) -> pa.Array:
+def as_string(arr: pa.Array, what: str) -> pa.Array:
     """``arr`` as a string or large_string array (string_view and all-null arrays are cast)."""
     if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
         return arr
@@ -64,7 +67,7 @@ def _as_string(arr: pa.Array, what: str) -> pa.Array:
 
 def string_buffers(arr: pa.Array, what: str):
     """(data, int64 offsets, validity bytes or None) of a string array, zero-copy where possible."""
-    arr = _as_string(arr, what)
+    arr = as_string(arr, what)
     n = len(arr)
     bufs = arr.buffers()
     width = np.int32 if pa.types.is_string(arr.type) else np.int64
@@ -110,7 +113,7 @@ def as_list_array(refs: pa.Array) -> pa.Array:
     return cls.from_arrays(pa.array(offsets, width), values, mask=mask)
 
 
-def _list_parts(refs: pa.Array) -> Tuple[pa.Array, np.ndarray]:
+def list_parts(refs: pa.Array) -> Tuple[pa.Array, np.ndarray]:
     """(flat child string array, int64 list offsets into it) of a list<string> array."""
     if not (pa.types.is_list(refs.type) or pa.types.is_large_list(refs.type)):
         raise TypeError(f"references must be a list<string> array, got Arrow type {refs.type}")
@@ -169,7 +172,7 @@ def reference_groups(candidates: pa.Array, references: pa.Array) -> Optional[Tup
         return None
     if not (pa.types.is_list(references.type) or pa.types.is_large_list(references.type)) or references.null_count:
         return None
-    child, offsets = _list_parts(references)
+    child, offsets = list_parts(references)
     if not (pa.types.is_string(child.type) or pa.types.is_large_string(child.type)):
         return None
     codes = np.asarray(pc.dictionary_encode(child).indices.fill_null(-1), dtype=np.int64)
@@ -211,7 +214,7 @@ def stats_many(kernel, options: tuple, cand: pa.Array, refs: pa.Array, systems: 
     On a bad row, ``one_by_one(candidates, refs)`` (the metric's batch_stats) is run system by
     system, so that the error raised is the first one it meets."""
     try:
-        child, list_offsets = _list_parts(refs)
+        child, list_offsets = list_parts(refs)
         rd, ro, rv = string_buffers(child, "references")
         cands = [cand] + [to_arrow(c, refs)[0] for c in systems[1:]]
         outs = [np.zeros((len(cand), width) if per_row else width, dtype=np.int64) for _ in cands]
@@ -245,7 +248,7 @@ def invalid_utf8_mask(array: pa.Array) -> Optional[np.ndarray]:
     return mask
 
 
-def _check_utf8(cand: pa.Array, child: pa.Array, list_offsets: np.ndarray) -> None:
+def check_utf8(cand: pa.Array, child: pa.Array, list_offsets: np.ndarray) -> None:
     """BatchInputError naming the first row with text that is not UTF-8, for the paths that
     decode text in Python (the kernel checks it itself)."""
     bad = invalid_utf8_mask(cand)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from bleu_core import Bleu, BleuStats, compute_bleu
 from bleu_core.resampling import counter as bs
-from bleu_core.kernels.arrow import _list_parts, string_buffers
+from bleu_core.kernels.arrow import list_parts, string_buffers
 from beambleu.groups import accumulate as acc_ops
 from beambleu.groups import grouptable
 
@@ -290,7 +290,7 @@ def test_statistics_kernel_checks_its_batch_sum():
     from bleu_core.metrics.bleu import _bleu
 
     hd, ho, hv = string_buffers(pa.array(["a b", "a"]), "candidates")
-    child, list_offsets = _list_parts(pa.array([["a b"], ["a"]]))
+    child, list_offsets = list_parts(pa.array([["a b"], ["a"]]))
     rd, ro, rv = string_buffers(child, "references")
     out = np.zeros(10, np.int64)
     _bleu.stats(hd, ho, hv, rd, ro, rv, list_offsets, _bleu.TOK_NONE, 0, 4, None, out, 0)

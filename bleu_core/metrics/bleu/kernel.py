@@ -13,9 +13,11 @@ from typing import List, Optional
 import numpy as np
 import pyarrow as pa
 
-from ...kernels.arrow import (ArrayLike, _as_string, _check_utf8, _list_parts, raise_row_error, require_compiled,
-    stats_many, string_buffers, to_arrow)
+from ...kernels.arrow import (ArrayLike, as_string, check_utf8, list_parts, raise_row_error, require_compiled,
+                              stats_many, string_buffers, to_arrow)
 from ...tokenizers import get_tokenizer
+
+__all__ = ["batch_stats", "batch_stats_many"]
 
 try:
     from . import _bleu
@@ -50,13 +52,13 @@ def batch_stats(
     _require_kernel()
     tok = get_tokenizer(tokenize, spm_model)
     cand, refs = to_arrow(candidates, references)
-    child, list_offsets = _list_parts(refs)
+    child, list_offsets = list_parts(refs)
     lowercase = bool(lowercase)
     if hasattr(tok, "encode_ids"):  # SentencePiece: the kernel counts piece ids
         return _stats_from_ids(tok, cand, child, list_offsets, lowercase, max_ngram_order, per_row)
     if tok.kernel_id is None:
-        cand, child = _as_string(cand, "candidates"), _as_string(child, "references")
-        _check_utf8(cand, child, list_offsets)
+        cand, child = as_string(cand, "candidates"), as_string(child, "references")
+        check_utf8(cand, child, list_offsets)
         cand, child = _pretokenize(tok, cand, lowercase), _pretokenize(tok, child, lowercase)
         kernel_id, lowercase = 0, False
     else:
@@ -73,8 +75,8 @@ def batch_stats(
     return out
 
 
-def batch_stats_many(systems, references, *, tokenize: str = "13a", lowercase: bool = False,
-                     max_ngram_order: int = 4, per_row: bool = True, spm_model: Optional[str] = None) -> List[np.ndarray]:
+def batch_stats_many(systems, references, *, tokenize: str = "13a", lowercase: bool = False, max_ngram_order: int = 4,
+                     per_row: bool = True, spm_model: Optional[str] = None) -> List[np.ndarray]:
     """:func:`batch_stats` of each candidate list in ``systems`` for the same ``references``, in
     order. With a tokenizer the kernel implements, each row's references are tokenized (and their
     tokens hashed) once for all systems (``_bleu.stats_many``); the numbers are the same as
@@ -96,8 +98,8 @@ def batch_stats_many(systems, references, *, tokenize: str = "13a", lowercase: b
 
 def _stats_from_ids(tok, cand, child, list_offsets, lowercase, order, per_row) -> np.ndarray:
     """Statistics of token ids (see ``TokenizerSPM.encode_ids``), counted by ``_bleu.stats_ids``."""
-    cand, child = _as_string(cand, "candidates"), _as_string(child, "references")
-    _check_utf8(cand, child, list_offsets)
+    cand, child = as_string(cand, "candidates"), as_string(child, "references")
+    check_utf8(cand, child, list_offsets)
     hyp, ref = tok.encode_ids([cand, child], lowercase)
     n, width = len(cand), 2 + 2 * order
     out = np.zeros((n, width) if per_row else width, dtype=np.int64)

@@ -9,14 +9,17 @@ from typing import Iterable, List, Optional, Sequence, Tuple
 import numpy as np
 import pyarrow as pa
 
-from .kernel import batch_stats, batch_stats_many
-from .score import (SMOOTH_DEFAULTS, BleuScore, BleuSignature, bleu_of_checked, check_order, check_smoothing,
-    check_stats, check_weights, stat_names)
-from .resampling import BleuArithmetic
-from .reference import BleuStats, scalar_stats
-from ...protocol import Metric, Option, Stat, nrefs_label
+from ...kernels import use_reference
+from ...protocol import Metric, Option, Stat, nrefs_label, reference_batch_stats
 from ...tokenizers import TOKENIZERS, check_spm_model, check_tokenizer_name, default_tokenizer, get_tokenizer
 from ...tokenizers.tokenizer_spm import is_url, local_path
+from .kernel import batch_stats, batch_stats_many
+from .reference import BleuStats, scalar_stats
+from .resampling import BleuArithmetic
+from .score import (SMOOTH_DEFAULTS, BleuScore, BleuSignature, bleu_of_checked, check_order, check_smoothing,
+                    check_stats, check_weights, stat_names)
+
+__all__ = ["Bleu", "corpus_bleu", "sentence_bleu"]
 
 @dataclass(frozen=True)
 class Bleu(Metric):
@@ -181,7 +184,12 @@ class Bleu(Metric):
     # -- statistics ------------------------------------------------------------------------
 
     def batch_stats(self, candidates, references, per_row: bool = True) -> np.ndarray:
-        """Statistics of one batch with the vectorised kernel (see :func:`bleu_core.metrics.bleu.kernel.batch_stats`)."""
+        """Statistics of one batch with the vectorised kernel (see :func:`bleu_core.metrics.bleu.kernel.batch_stats`),
+        or with :meth:`scalar_stats` under ``BEAMBLEU_KERNELS=python`` (:mod:`bleu_core.kernels`)."""
+        if use_reference():
+            tok = self.tokenizer  # the tokenizers the kernel does not run check the whole batch's UTF-8 first
+            return reference_batch_stats(self, candidates, references, per_row,
+                                         utf8_first=hasattr(tok, "encode_ids") or tok.kernel_id is None)
         return batch_stats(
             candidates,
             references,
@@ -194,7 +202,10 @@ class Bleu(Metric):
 
     def batch_stats_many(self, systems, references, per_row: bool = True) -> List[np.ndarray]:
         """Each system's :meth:`batch_stats`, the references tokenized once per row for all of them
-        (see :func:`bleu_core.metrics.bleu.kernel.batch_stats_many`)."""
+        (see :func:`bleu_core.metrics.bleu.kernel.batch_stats_many`); under ``BEAMBLEU_KERNELS=python``,
+        :meth:`batch_stats` system by system."""
+        if use_reference():
+            return super().batch_stats_many(systems, references, per_row=per_row)
         return batch_stats_many(systems, references, tokenize=self.tokenize, lowercase=self.lowercase,
                                 max_ngram_order=self.max_ngram_order, per_row=per_row, spm_model=self.spm_model)
 

@@ -12,8 +12,10 @@ from typing import List
 
 import numpy as np
 
-from ...kernels.arrow import (ArrayLike, _list_parts, raise_row_error, require_compiled, stats_many, string_buffers,
-    to_arrow)
+from ...kernels.arrow import (ArrayLike, list_parts, raise_row_error, require_compiled, stats_many, string_buffers,
+                              to_arrow)
+
+__all__ = ["chrf_batch_stats", "chrf_batch_stats_many"]
 
 try:
     from . import _chrf
@@ -75,7 +77,7 @@ def chrf_batch_stats(
     """
     char_order, word_order, factor, one_plus = _orders(char_order, word_order, beta)
     cand, refs = to_arrow(candidates, references)
-    child, list_offsets = _list_parts(refs)
+    child, list_offsets = list_parts(refs)
     hd, ho, hv = string_buffers(cand, "candidates")
     rd, ro, rv = string_buffers(child, "references")
     width = 3 * (char_order + word_order)

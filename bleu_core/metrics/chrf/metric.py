@@ -32,12 +32,15 @@ from typing import List
 import numpy as np
 import pyarrow as pa
 
-from ...protocol import Metric, Option, Stat, checked_pairs
+from ...kernels import use_reference
+from ...protocol import Metric, Option, Stat, checked_pairs, reference_batch_stats
 from ...sums import check_int64, statistics_values
 from .kernel import chrf_batch_stats, chrf_batch_stats_many
-from .resampling import ChrfArithmetic
 from .reference import char_ngrams, order_stats, split_words, word_ngrams
+from .resampling import ChrfArithmetic
 from .score import ChrfScore, ChrfSignature, chrf_name, f_score
+
+__all__ = ["MAX_ORDER", "Chrf", "corpus_chrf", "sentence_chrf"]
 
 # ----------------------------------------------------------------------------- the metric
 
@@ -170,12 +173,18 @@ class Chrf(Metric):
     # -- statistics: the kernel ------------------------------------------------------------------
 
     def batch_stats(self, candidates, references, per_row: bool = True) -> np.ndarray:
-        """``int64[n, width]`` (or its column sums) with the compiled kernel."""
+        """``int64[n, width]`` (or its column sums) with the compiled kernel, or with
+        :meth:`scalar_stats` under ``BEAMBLEU_KERNELS=python`` (:mod:`bleu_core.kernels`)."""
+        if use_reference():
+            return reference_batch_stats(self, candidates, references, per_row)
         return chrf_batch_stats(candidates, references, per_row=per_row, **asdict(self))
 
     def batch_stats_many(self, systems, references, per_row: bool = True) -> List[np.ndarray]:
         """Each system's :meth:`batch_stats`, the references prepared once per row for all of
-        them (see :func:`bleu_core.metrics.chrf.kernel.chrf_batch_stats_many`)."""
+        them (see :func:`bleu_core.metrics.chrf.kernel.chrf_batch_stats_many`); under
+        ``BEAMBLEU_KERNELS=python``, :meth:`batch_stats` system by system."""
+        if use_reference():
+            return super().batch_stats_many(systems, references, per_row=per_row)
         return chrf_batch_stats_many(systems, references, per_row=per_row, **asdict(self))
 
     # -- scores ----------------------------------------------------------------------------------
@@ -217,7 +226,8 @@ class Chrf(Metric):
         when ``n_bootstrap`` is given)."""
         values = self.check_stats(stats).tolist()
         sig = None if nrefs is None else self.signature(nrefs, n_bootstrap, seed)
-        return ChrfScore(f_score(values, self.beta, self.eps_smoothing), values, self.char_order, self.word_order, self.beta).sign(sig)
+        score = f_score(values, self.beta, self.eps_smoothing)
+        return ChrfScore(score, values, self.char_order, self.word_order, self.beta).sign(sig)
 
     def sacrebleu_arithmetic(self) -> ChrfArithmetic:
         """How sacrebleu's resampling holds and scores these statistics (``resampling.py``)."""

@@ -18,9 +18,11 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from ...kernels.arrow import (ArrayLike, _as_string, _check_utf8, _list_parts, raise_row_error, require_compiled,
-    string_buffers, to_arrow)
+from ...kernels.arrow import (ArrayLike, as_string, check_utf8, list_parts, raise_row_error, require_compiled,
+                              string_buffers, to_arrow)
 from .reference import STATS_WIDTH, tercom_words
+
+__all__ = ["ter_batch_stats"]
 
 try:
     from . import _ter
@@ -60,11 +62,11 @@ def ter_batch_stats(candidates: ArrayLike, references, *, case_sensitive: bool =
     """
     require_compiled(_ter, globals().get("_TER_ERROR"), "TER kernel")
     cand, refs = to_arrow(candidates, references)
-    child, list_offsets = _list_parts(refs)
+    child, list_offsets = list_parts(refs)
     lowercase, punct = not case_sensitive, bool(no_punct)
     if normalized:
-        cand, child = _as_string(cand, "candidates"), _as_string(child, "references")
-        _check_utf8(cand, child, list_offsets)
+        cand, child = as_string(cand, "candidates"), as_string(child, "references")
+        check_utf8(cand, child, list_offsets)
         cand = _normalized_words(cand, case_sensitive, punct, asian_support, 1)
         child = _normalized_words(child, case_sensitive, punct, asian_support, 2)
         lowercase = punct = False

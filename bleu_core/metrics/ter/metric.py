@@ -60,12 +60,15 @@ from fractions import Fraction
 import numpy as np
 import pyarrow as pa
 
-from ...protocol import CHUNK, Metric, Option, Stat, checked_pairs, chunked
+from ...kernels import use_reference
+from ...protocol import CHUNK, Metric, Option, Stat, checked_pairs, chunked, reference_batch_stats
 from ...sums import check_int64, checked_add, column_sums, statistics_values
 from .kernel import ter_batch_stats
 from .reference import EDIT_NAMES, MAX_REFS, STAT_NAMES, STATS_WIDTH, shift_search, tercom_words
 from .resampling import TerArithmetic
 from .score import TerScore, TerSignature, ter_rate
+
+__all__ = ["Ter", "corpus_ter", "sentence_ter"]
 
 # ----------------------------------------------------------------------------- the metric
 
@@ -159,7 +162,11 @@ class Ter(Metric):
     # -- statistics: the kernel ------------------------------------------------------------------
 
     def batch_stats(self, candidates, references, per_row: bool = True) -> np.ndarray:
-        """``int64[n, width]`` (or its column sums) with the compiled kernel."""
+        """``int64[n, width]`` (or its column sums) with the compiled kernel, or with
+        :meth:`scalar_stats` under ``BEAMBLEU_KERNELS=python`` (:mod:`bleu_core.kernels`)."""
+        if use_reference():  # with normalized, the kernel path checks the batch's UTF-8 first
+            return reference_batch_stats(self, candidates, references, per_row, utf8_first=self.normalized,
+                                         max_refs=MAX_REFS)
         return ter_batch_stats(candidates, references, case_sensitive=self.case_sensitive,
                                normalized=self.normalized, no_punct=self.no_punct,
                                asian_support=self.asian_support, per_row=per_row)
