@@ -94,10 +94,10 @@ class BeamBleuOptions(PipelineOptions):
 def builtin_flags() -> frozenset:
     """Every option name of ``beambleu run`` and of Beam's pipeline options (imported so far), in
     both spellings, with the built-in metrics only (no plugin may take one)."""
-    with builtins_only():
+    with builtins_only():  # Beam's get_all_options calls BeamBleuOptions' _add_argparse_args too
         p = argparse.ArgumentParser()
         BeamBleuOptions._add_argparse_args(p)
         names = set(p._option_string_actions)
-    for dest in PipelineOptions([]).get_all_options():
-        names.update({f"--{dest}", f"--{dest.replace('_', '-')}"})
+        for dest in PipelineOptions([]).get_all_options():
+            names.update({f"--{dest}", f"--{dest.replace('_', '-')}"})
     return frozenset(names)
