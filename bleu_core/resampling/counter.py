@@ -313,7 +313,7 @@ def bootstrap_totals(rows: np.ndarray, row_keys: np.ndarray, n_boot: int, seed: 
     :func:`weights` then ``w @ rows``, fused in the C kernel (exact int64 sums: OverflowError
     rather than wrapping; ValueError for negative statistics or an ``n_boot`` that
     :func:`check_replicates` refuses)."""
-    from . import _resample
+    from . import _resample  # the compiled kernel: a missing build fails this call only, not the import
 
     rows = np.ascontiguousarray(rows, dtype=np.int64)
     check_replicates(n_boot, rows.shape[1])

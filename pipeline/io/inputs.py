@@ -195,7 +195,7 @@ def check_object_stores(paths: Sequence[str], opts) -> None:
     The listing runs in a daemon thread, abandoned (still retrying) when the time is up."""
     from apache_beam.io.filesystems import FileSystems
 
-    from .stores import TimeoutOptions
+    from .stores import TimeoutOptions  # Beam's options: io.inputs itself loads without Apache Beam
 
     timeout = opts.view_as(TimeoutOptions).object_store_timeout
     buckets = {}
