@@ -12,17 +12,7 @@ No Apache Beam here: ``bleu_core`` is a plain library (numpy + pyarrow + a small
 are exported here too.
 """
 
-from .compat import BLEU, CHRF
-from .errors import BatchInputError, InputError
-from .metrics.bleu import Bleu, corpus_bleu, sentence_bleu
-from .metrics.bleu.kernel import batch_stats
-from .metrics.bleu.reference import BleuStats
-from .metrics.bleu.score import SMOOTH_METHODS, BleuScore, BleuSignature, compute_bleu
-from .metrics.chrf import Chrf, ChrfScore, corpus_chrf, sentence_chrf
-from .metrics.ter import Ter, TerScore, corpus_ter, sentence_ter
-from .protocol import Metric, MetricSet, Score
-from .tokenizers import DEFAULT_TOKENIZER, TOKENIZERS, get_tokenizer
-from .version import __version__
+from importlib import import_module
 
 __all__ = [
     "__version__",
@@ -54,3 +44,52 @@ __all__ = [
     "get_tokenizer",
     "sentence_bleu",
 ]
+
+# The names above are imported on first use (PEP 562), and this package imports none of its modules
+# itself: a package whose __init__ imports its children can deadlock Python's import locks when two
+# threads import it and one of its modules at once, as Beam's SDK harness does when it unpickles
+# DoFns in parallel (thread A holds the child's lock and waits for the package; thread B holds the
+# package's and waits for the child). The modules below import each other without circles
+# (tests/test_layers.py), so concurrent imports of them cannot deadlock.
+_EXPORTS = {
+    "BLEU": ".compat",
+    "CHRF": ".compat",
+    "BatchInputError": ".errors",
+    "InputError": ".errors",
+    "Bleu": ".metrics.bleu",
+    "corpus_bleu": ".metrics.bleu",
+    "sentence_bleu": ".metrics.bleu",
+    "batch_stats": ".metrics.bleu.kernel",
+    "BleuStats": ".metrics.bleu.reference",
+    "SMOOTH_METHODS": ".metrics.bleu.score",
+    "BleuScore": ".metrics.bleu.score",
+    "BleuSignature": ".metrics.bleu.score",
+    "compute_bleu": ".metrics.bleu.score",
+    "Chrf": ".metrics.chrf",
+    "ChrfScore": ".metrics.chrf",
+    "corpus_chrf": ".metrics.chrf",
+    "sentence_chrf": ".metrics.chrf",
+    "Ter": ".metrics.ter",
+    "TerScore": ".metrics.ter",
+    "corpus_ter": ".metrics.ter",
+    "sentence_ter": ".metrics.ter",
+    "Metric": ".protocol",
+    "MetricSet": ".protocol",
+    "Score": ".protocol",
+    "DEFAULT_TOKENIZER": ".tokenizers",
+    "TOKENIZERS": ".tokenizers",
+    "get_tokenizer": ".tokenizers",
+    "__version__": ".version",
+}
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(_EXPORTS[name], __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -2,9 +2,10 @@
 C headers (``_buffers.h``: Arrow buffers; ``_text.h``: UTF-8 and whitespace; ``_cps.h``: decoded
 code points), and the switch between the compiled kernels and the readable reference paths.
 
-The switch is the environment variable ``BEAMBLEU_KERNELS``, read once, when ``bleu_core`` is
-imported: ``c`` (the default; unset or empty is the same) computes every built-in metric's
-``batch_stats`` and ``batch_stats_many`` with its compiled kernel; ``python`` computes them with
+The switch is the environment variable ``BEAMBLEU_KERNELS``, read once, when a metric is first
+imported (``from bleu_core import Bleu``, ``bleu_core.registry``, ...): ``c`` (the default; unset or
+empty is the same) computes every built-in metric's ``batch_stats`` and ``batch_stats_many`` with
+its compiled kernel; ``python`` computes them with
 the metric's reference path (its ``scalar_stats``, one pair at a time, see
 :func:`bleu_core.protocol.reference_batch_stats`): the same numbers and the same errors, slowly.
 The test suite runs on either, as RapidFuzz runs its tests on both its implementations. Any other
