@@ -1,10 +1,10 @@
-"""The read stage: planned work items (file, row group) -> ``(source, first_row, RecordBatch)``
-(:class:`ReadPairs`, its DoFn :class:`ReadRowGroups`)."""
+"""The read stage: planned work items (a Parquet row group, a whole text file) -> ``(source,
+first_row, RecordBatch)`` (:class:`ReadPairs`, its DoFn :class:`ReadRowGroups`). Progress is Beam's
+counters (``row_groups`` here: work items read; ``pairs`` in the count stage), which the driver
+reads; the workers print nothing."""
 
 from __future__ import annotations
 
-import sys
-import time
 from typing import List, Sequence
 
 import apache_beam as beam
@@ -15,34 +15,21 @@ from .count import NAMESPACE
 
 __all__ = ["ReadPairs", "ReadRowGroups"]
 
+
 class ReadRowGroups(beam.DoFn):
-    """(file, row group) work item -> (source, first_row, RecordBatch) for each batch."""
+    """Work item -> (source, first_row, RecordBatch) for each batch. ``total_rows`` and
+    ``progress`` are kept for callers and not used (the workers print no progress)."""
 
     def __init__(self, columns: Sequence[str], batch_size: int, total_rows: int = 0, progress: bool = False):
         self.columns, self.batch_size, self.total_rows, self.progress = list(columns), batch_size, total_rows, progress
 
     def setup(self):
         self.row_groups = Metrics.counter(NAMESPACE, "row_groups")
-        self._start = time.monotonic()
-        self._last = 0.0
-        self._rows = 0
-        self._groups = 0
 
     def process(self, item: WorkItem):
         for first_row, batch in read_batches(item, self.columns, self.batch_size):
             yield item.path, first_row, batch
         self.row_groups.inc()
-        self._rows += item.num_rows
-        self._groups += 1
-        if self.progress:
-            now = time.monotonic()
-            if now - self._last >= 5.0:
-                self._last = now
-                rate = self._rows / max(now - self._start, 1e-9)
-                whole = f"; the input has {self.total_rows:,} pairs in all" if self.total_rows else ""
-                print(f"beambleu: progress: this worker has read {self._rows:,} pairs "
-                      f"({self._groups} row group{'s' if self._groups != 1 else ''}, {rate:,.0f} pairs/s){whole}",
-                      file=sys.stderr, flush=True)
 
 
 class ReadPairs(beam.PTransform):

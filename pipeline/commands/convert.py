@@ -2,7 +2,14 @@
 
 Rows: ``candidate`` (string), ``references`` (list<string>), ``line`` (int64, 1-based line
 number: a stable segment id), and one string column per ``--set key=value``. Files are read
-exactly as ``beambleu score`` reads them, once each, streaming.
+exactly as ``beambleu score`` reads them, once each, streaming, all in lockstep.
+
+Several system outputs (``-i a.txt b.txt``, as sacrebleu takes them) share the references: each
+segment gets one row per system, next to each other (segment by segment, so that ``beambleu run``
+finds the rows that share a reference list in one batch), and a ``system`` string column names
+the system: the file's name without its directory, a ``.gz`` and its last extension
+(``sys.alpha.txt`` -> ``sys.alpha``), or ``--system-names a,b`` (one per file, in order, each
+once). ``--system-names`` with one system output adds the column too.
 
 Instead of reference files, ``-t SET -l PAIR`` takes the references of a sacrebleu test set
 (:mod:`beambleu.commands.testsets`; several sets, comma-separated, one after the other), and
@@ -20,7 +27,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Callable, Dict, Iterator, List, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Tuple
 
 from ..errors import UsageError, terminate_as_interrupt
 from ..io.ownership import (Target, check_outputs, commit_dir, commit_file, remove_stale_staging, remove_tree,
@@ -29,13 +36,18 @@ from ..io.textfiles import InputError, add_max_line_bytes, iter_chunks
 from . import testsets
 from .testsets import add_testset_arguments
 
-__all__ = ["build_parser", "parse_sets", "run"]
+__all__ = ["build_parser", "parse_sets", "run", "system_names"]
 
 
 def build_parser(p):
     p.add_argument("refs", nargs="*", metavar="REF",
                    help="reference file(s), one segment per line (.gz ok); or -t and -l instead")
-    p.add_argument("--input", "-i", required=True, metavar="HYP", help="system output file (- for standard input)")
+    p.add_argument("--input", "-i", required=True, nargs="+", metavar="HYP",
+                   help="system output file(s) (- for standard input); several share the references, and a system "
+                        "column names each file's rows (its name without directory and extension, or --system-names)")
+    p.add_argument("--system-names", default=None, metavar="A,B",
+                   help="the system column's value for each system output, in order (default with several: each "
+                        "file's name without directory and extension)")
     p.add_argument("--output", "-o", required=True, metavar="PATH",
                    help="a .parquet file, or a directory that gets part-NNNNN.parquet shards and beambleu's "
                         "manifest")
@@ -52,43 +64,88 @@ def build_parser(p):
     return p
 
 
-def parse_sets(items: List[str]) -> Dict[str, str]:
+def parse_sets(items: List[str], systems: bool = False) -> Dict[str, str]:
+    """``--set KEY=VALUE`` items as columns; ``systems``: the rows get a ``system`` column already."""
     out: Dict[str, str] = {}
     reserved = {"candidate", "references", "line"}
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise UsageError(f"--set {item!r}: expected KEY=VALUE")
+        if key == "system" and systems:
+            raise UsageError(f"--set {item!r}: the system column names the system outputs (several -i, or "
+                             "--system-names)")
         if key in reserved or key in out:
             raise UsageError(f"--set {item!r}: column {key!r} is {'reserved' if key in reserved else 'given twice'}")
         out[key] = value
     return out
 
 
+def _stem(path: str) -> str:
+    """``dir/sys.alpha.txt(.gz)`` -> ``sys.alpha``; standard input -> ``stdin``."""
+    if path == "-":
+        return "stdin"
+    name = os.path.basename(path.rstrip("/"))
+    if name.endswith(".gz"):
+        name = name[:-3]
+    stem, dot, _ = name.rpartition(".")
+    return stem if dot and stem else name
+
+
+def system_names(inputs: List[str], given: Optional[str]) -> Optional[List[str]]:
+    """The ``system`` value of each system output (None: one output, no ``--system-names``: no
+    column). Names must be as many as the outputs and different; bad usage otherwise."""
+    if inputs.count("-") > 1:
+        raise UsageError("-i: standard input (-) can be read once")
+    if given is None:
+        if len(inputs) == 1:
+            return None
+        names = [_stem(p) for p in inputs]
+        for i, name in enumerate(names):
+            if name in names[:i]:
+                raise UsageError(f"-i: {inputs[names.index(name)]} and {inputs[i]} are both named {name!r} by their "
+                                 "file names; name the systems with --system-names")
+        return names
+    names = [n.strip() for n in given.split(",")]
+    if len(names) != len(inputs):
+        raise UsageError(f"--system-names {given!r}: {len(names)} name{'s' if len(names) != 1 else ''} for "
+                         f"{len(inputs)} system output{'s' if len(inputs) != 1 else ''} (-i)")
+    for i, name in enumerate(names):
+        if not name:
+            raise UsageError(f"--system-names {given!r}: an empty name")
+        if name in names[:i]:
+            raise UsageError(f"--system-names {given!r}: {name!r} names two systems")
+    return names
+
+
 def run(args) -> int:
     import pyarrow as pa
 
 
-    sets = parse_sets(args.set)
+    inputs = args.input if isinstance(args.input, list) else [args.input]
+    names = system_names(inputs, args.system_names)
+    sets = parse_sets(args.set, systems=names is not None)
     if args.rows_per_shard < 1 or args.row_group_size < 1:
         raise UsageError("--rows-per-shard and --row-group-size must be at least 1")
     testsets.check_testset_args(args)
     single = args.output.endswith(".parquet")
     check_outputs([Target("--output", args.output, "file" if single else "dir")],
-                  [args.input, *args.refs, *testsets.cache_dirs(args)], args.overwrite)
+                  [*inputs, *args.refs, *testsets.cache_dirs(args)], args.overwrite)
     schema = pa.schema([("candidate", pa.string()), ("references", pa.list_(pa.string())), ("line", pa.int64())]
-                       + [(k, pa.string()) for k in sets])
+                       + ([("system", pa.string())] if names else []) + [(k, pa.string()) for k in sets])
+    lines_per_block = max(1, args.row_group_size // len(inputs))  # a block of rows is a row group
+    shown = {"input": inputs[0] if len(inputs) == 1 else inputs, **({"systems": names} if names else {})}
     if args.test_set is None:
-        blocks = _numbered(iter_chunks([args.input], args.refs, args.max_line_bytes, max_rows=args.row_group_size))
-        meta = {"input": args.input, "references": args.refs}
+        blocks = _numbered(iter_chunks(inputs, args.refs, args.max_line_bytes, max_rows=lines_per_block))
+        meta = {**shown, "references": args.refs}
     else:  # the test set's references (downloaded first if need be), read before anything is written
         ref_files = testsets.reference_files(args)
         references = testsets.read_references(ref_files)
         keep = testsets.keep_mask(args, len(references))
         if keep is not None and not keep.any():
             raise testsets.empty_subset_error(args)
-        blocks = _testset_blocks(args, references, keep)
-        meta = {"input": args.input, "references": [f for files in ref_files for f in files],
+        blocks = _testset_blocks(args, inputs, references, keep, lines_per_block)
+        meta = {**shown, "references": [f for files in ref_files for f in files],
                 **{k: v for k, v in (("test_set", args.test_set), ("langpair", args.langpair),
                                      ("origlang", args.origlang), ("subset", args.subset)) if v is not None}}
     target = os.path.abspath(args.output)
@@ -97,7 +154,7 @@ def run(args) -> int:
     staged = staging_path(target)
     try:
         with terminate_as_interrupt():
-            _convert(args, blocks, staged, target, single, schema, sets, meta)
+            _convert(args, blocks, staged, target, single, schema, sets, names, meta)
     except OSError as exc:  # reading errors are InputErrors already: this is writing (e.g. the disk is full)
         _undo(staged, created)
         raise InputError(args.output, f"cannot write: {exc.strerror or exc}") from None
@@ -115,37 +172,54 @@ def _numbered(blocks) -> Iterator[Tuple[List[List[str]], List[List[str]], List[i
         done += len(refs)
 
 
-def _testset_blocks(args, references: List[List[str]], keep) -> Iterator[Tuple[List[List[str]], List[List[str]],
-                                                                               List[int]]]:
-    """Blocks of the system output with the test set's references, the lines ``keep`` drops
-    (``--origlang``/``--subset``) left out. The system output must have as many lines as the
-    test set (checked at its end, as ``iter_chunks`` checks reference files)."""
+def _testset_blocks(args, inputs: List[str], references: List[List[str]], keep, lines_per_block: int
+                    ) -> Iterator[Tuple[List[List[str]], List[List[str]], List[int]]]:
+    """Blocks of the system outputs with the test set's references, the lines ``keep`` drops
+    (``--origlang``/``--subset``) left out. The system outputs must have as many lines as the
+    test set (checked at their end, as ``iter_chunks`` checks reference files; the other outputs
+    are read as the first one's "references" for that check)."""
     n, done = len(references), 0
-    for systems, _ in iter_chunks([args.input], [], args.max_line_bytes, max_rows=args.row_group_size):
-        hyps = systems[0]
-        rows = [i for i in range(done, min(done + len(hyps), n)) if keep is None or keep[i]]
+    for first, others in iter_chunks(inputs[:1], inputs[1:], args.max_line_bytes, max_rows=lines_per_block):
+        hyps = [first[0]] + [[row[j] for row in others] for j in range(len(inputs) - 1)]
+        rows = [i for i in range(done, min(done + len(hyps[0]), n)) if keep is None or keep[i]]
         if rows:
-            yield [[hyps[i - done] for i in rows]], [references[i] for i in rows], [i + 1 for i in rows]
-        done += len(hyps)
+            yield [[h[i - done] for i in rows] for h in hyps], [references[i] for i in rows], [i + 1 for i in rows]
+        done += len(hyps[0])
     if done != n:
-        raise InputError(args.input, f"has {done} lines but test set {args.test_set} ({args.langpair}) has {n}")
+        raise InputError(inputs[0], f"has {done} lines but test set {args.test_set} ({args.langpair}) has {n}")
 
 
-def _convert(args, blocks, staged, target, single, schema, sets, meta) -> None:
+def _convert(args, blocks, staged, target, single, schema, sets, names, meta) -> None:
     """Write the staged output, then commit it by one rename."""
     if single:
-        _write(blocks, lambda i: staged, sys.maxsize, schema, sets)
+        _write(blocks, lambda i: staged, sys.maxsize, schema, sets, names)
         commit_file(staged, target)
     else:
         os.mkdir(staged)
         n, parts = _write(blocks, lambda i: os.path.join(staged, f"part-{i:05d}.parquet"), args.rows_per_shard,
-                          schema, sets)
+                          schema, sets, names)
         write_manifest(staged, [os.path.basename(p) for p in parts],
                        {"command": "beambleu convert", "rows": n, "columns": schema.names, **meta})
         commit_dir(staged, target)
 
 
-def _write(blocks, part_path: Callable[[int], str], rows_per_part: int, schema, sets) -> Tuple[int, List[str]]:
+def _rows(systems: List[List[str]], refs: List[List[str]], lines: List[int], names: Optional[List[str]],
+          sets: Dict[str, str]) -> Dict[str, list]:
+    """A block's columns: with ``names``, each line's row of every system, one after the other."""
+    if names is None:
+        cols = {"candidate": systems[0], "references": refs, "line": lines}
+    else:
+        k = len(systems)
+        cols = {"candidate": [h[i] for i in range(len(lines)) for h in systems],
+                "references": [r for r in refs for _ in range(k)],
+                "line": [n for n in lines for _ in range(k)],
+                "system": names * len(lines)}
+    n = len(cols["line"])
+    return {**cols, **{k: [v] * n for k, v in sets.items()}}
+
+
+def _write(blocks, part_path: Callable[[int], str], rows_per_part: int, schema, sets,
+           names: Optional[List[str]] = None) -> Tuple[int, List[str]]:
     """Write the rows of ``blocks`` ((systems, references, line numbers) of each row) to parts of
     ``rows_per_part`` rows (one row group per block or part boundary); (rows written, part paths)."""
     import pyarrow as pa
@@ -154,21 +228,16 @@ def _write(blocks, part_path: Callable[[int], str], rows_per_part: int, schema, 
     written, in_part, parts, writer = 0, 0, [], None
     try:
         for systems, refs, lines in blocks:
-            hyps, i = systems[0], 0
-            while i < len(hyps):
+            table = pa.table(_rows(systems, refs, lines, names, sets), schema=schema)
+            i = 0
+            while i < table.num_rows:
                 if writer is None or in_part == rows_per_part:
                     if writer is not None:
                         writer.close()
                     parts.append(part_path(len(parts)))
                     writer, in_part = pq.ParquetWriter(parts[-1], schema), 0
-                take = min(len(hyps) - i, rows_per_part - in_part)
-                cols = {
-                    "candidate": hyps[i:i + take],
-                    "references": refs[i:i + take],
-                    "line": lines[i:i + take],
-                    **{k: [v] * take for k, v in sets.items()},
-                }
-                writer.write_table(pa.table(cols, schema=schema))
+                take = min(table.num_rows - i, rows_per_part - in_part)
+                writer.write_table(table.slice(i, take))
                 i, in_part, written = i + take, in_part + take, written + take
     finally:
         if writer is not None:

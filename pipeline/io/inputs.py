@@ -1,12 +1,19 @@
-"""Parquet input: plan the work on the driver, read row groups on the workers.
+"""The input of ``beambleu run``: plan the work on the driver, read it on the workers.
 
-Planning matches the globs and reads every file's footer (metadata only), so the common input
-errors -- nothing matched, not Parquet, a missing column, a wrong type, schemas that differ
-between shards -- stop the job before it starts, naming the file and column. The work items are
-``(file, row group)`` pairs; a ``Reshuffle`` spreads them over workers, and a DoFn reads each
-row group through Beam's ``FileSystems`` (local, ``gs://``, ``s3://``), in Arrow batches, only
-the needed columns, verifying the pages' CRC checksums when the file has them. It uses nothing
-runner-specific (``ReadFromParquetBatched`` is avoided because it fails on Beam's DaskRunner).
+An ``--input`` is a file, a glob or a directory (:mod:`beambleu.io.listing`: every data file under
+it; hidden and ``_`` files skipped; ``col=value`` folders become string columns). Each file is
+Parquet, JSON Lines, CSV or TSV (``--input-format``, else by its name; the text formats are read by
+:mod:`beambleu.io.formats`).
+
+Planning lists the inputs and reads every Parquet file's footer (metadata only) and the first block
+of every text file, so the common input errors -- nothing matched, not Parquet, a missing column, a
+wrong type, schemas that differ between shards, a bad row at the start of a text file -- stop the
+job before it starts, naming the file and column. The work items are ``(file, row group)`` pairs
+for Parquet and whole files for the text formats; a ``Reshuffle`` spreads them over workers, and a
+DoFn reads each through Beam's ``FileSystems`` (local, ``gs://``, ``s3://``), in Arrow batches,
+only the needed columns (Parquet: verifying the pages' CRC checksums when the file has them), the
+partition columns added. It uses nothing runner-specific (``ReadFromParquetBatched`` is avoided
+because it fails on Beam's DaskRunner).
 
 Object stores (``s3://``, ``gs://``) are checked before anything else touches them: the extra
 that serves the scheme must be installed, and the store must answer within
@@ -30,37 +37,14 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from bleu_core.errors import InputError
-
 from ..errors import UsageError
 from ..groups.accumulate import GROUP_KEY_TYPES, group_key_type_ok
+from .formats import FORMATS, TextRead, format_of, probe, read_text, text_read
+from .input_errors import ERROR_MARK, PipelineInputError
+from .listing import absolute, directories, expand
 
 __all__ = ["ERROR_MARK", "STORE_EXTRAS", "InputSpec", "PipelineInputError", "Plan", "WorkItem", "absolute",
            "check_object_stores", "check_store_extras", "match", "plan", "read_batches", "read_footer"]
-
-ERROR_MARK = "beambleu-input-error: "
-
-
-class PipelineInputError(InputError):
-    """Bad input found while planning or while the pipeline runs.
-
-    Its text starts with a marker, so that the command line can find the one-line message
-    inside whatever a runner wraps a worker's exception in. A :class:`bleu_core.errors.InputError`
-    whose ``reason`` is that message (``message``, which names the file, row and column itself);
-    its other fields are None.
-    """
-
-    def __init__(self, message: str):
-        # runners re-raise a worker's exception as type(exc)(text + context): keep one marker,
-        # and drop the context Beam appends (" [while running 'Step']")
-        while message.startswith(ERROR_MARK):
-            message = message[len(ERROR_MARK):]
-        message = re.sub(r" \[while running '[^']*'\]$", "", message)
-        self.message = message
-        super().__init__(message)
-
-    def describe(self) -> str:
-        return ERROR_MARK + self.reason
 
 
 def _is_string(t: pa.DataType) -> bool:
@@ -133,32 +117,48 @@ class InputSpec:
 
 @dataclass(frozen=True)
 class WorkItem:
+    """One piece of work: a Parquet file's row group, or a whole text file (``text``: how to read
+    it; ``row_group`` 0)."""
+
     file_index: int
     path: str
     row_group: int
     first_row: int  # index in the file of the row group's first row
-    num_rows: int
-    nbytes: int = 0  # uncompressed size from the footer: a proxy for the work's cost
+    num_rows: int  # Parquet: from the footer; a text file: as planning counted (rows_exact) or estimated them
+    nbytes: int = 0  # Parquet: uncompressed size from the footer; a text file: its size; a proxy for the work's cost
+    partitions: Tuple[Tuple[str, Optional[str]], ...] = ()  # the columns of its col=value folders
+    text: Optional[TextRead] = None
+    rows_exact: bool = True
+
+    @property
+    def format(self) -> str:
+        return self.text.format if self.text is not None else "parquet"
 
 
 @dataclass
 class Plan:
+    """The planned input: its files, the work items, the rows (``rows_exact``: counted; else the
+    text files' rows are estimated from their first block) and its columns' types (``schema``: the
+    needed columns, the same in every file, first; then the first file's other columns, partition
+    columns included)."""
+
     files: List[str]
     items: List[WorkItem]
     total_rows: int
     schema: pa.Schema = field(repr=False)
+    rows_exact: bool = True
+    formats: Tuple[str, ...] = ("parquet",)
+    partition_columns: Tuple[str, ...] = ()
+    directories: Tuple[str, ...] = ()  # the inputs that are directories: no output may lie in one
 
     def summary(self) -> Dict:
-        return {"files": self.files, "n_files": len(self.files), "row_groups": len(self.items),
-                "rows": self.total_rows}
-
-
-def absolute(path: str) -> str:
-    """A local path made absolute (workers of a cluster do not share the driver's working
-    directory); URLs such as gs://... or s3://... unchanged."""
-    if "://" in path:
-        return path
-    return os.path.abspath(os.path.expanduser(path))
+        out = {"files": self.files, "n_files": len(self.files), "row_groups": len(self.items),
+               "rows": self.total_rows if self.rows_exact else None, "formats": list(self.formats)}
+        if not self.rows_exact:
+            out["rows_estimate"] = self.total_rows
+        if self.partition_columns:
+            out["partition_columns"] = list(self.partition_columns)
+        return out
 
 
 # --- object stores: the extra that serves them; an answer within a bounded, announced wait ---------
@@ -295,22 +295,9 @@ class _RetryNotes(logging.Handler):
 
 
 def match(globs: Sequence[str]) -> List[str]:
-    from apache_beam.io.filesystems import FileSystems
-
-    if not globs:
-        raise PipelineInputError("no --input given")
-    files = []
-    for pattern in map(absolute, globs):
-        try:
-            result = FileSystems.match([pattern])[0]
-        except Exception as exc:  # BeamIOError and friends
-            raise PipelineInputError(f"{pattern}: cannot list files: {exc}") from None
-        found = sorted(m.path for m in result.metadata_list)
-        if not found:
-            raise PipelineInputError(f"{pattern}: no files match")
-        files.extend(found)
-    seen = set()
-    return [f for f in files if not (f in seen or seen.add(f))]
+    """The files the ``--input`` values name (files, globs, directories; see
+    :func:`beambleu.io.listing.expand`)."""
+    return [f.path for f in expand(globs)]
 
 
 def read_footer(path: str) -> pq.FileMetaData:
@@ -339,44 +326,106 @@ def _comparable(schema: pa.Schema, columns: Sequence[str]) -> pa.Schema:
     return pa.schema([pa.field(c, _loose(schema.field(c).type)) for c in columns if c in schema.names])
 
 
-def plan(globs: Sequence[str], spec: InputSpec, max_workers: int = 16) -> Plan:
-    files = match(globs)
+def _unknown(t: pa.DataType) -> bool:
+    """A JSON Lines column whose first rows hold only nulls (or empty arrays): its type is not known yet."""
+    return pa.types.is_null(t) or (pa.types.is_list(t) and pa.types.is_null(t.value_type))
+
+
+def _known_types(looked, columns: Sequence[str]) -> Dict[str, pa.DataType]:
+    """Each needed column's type in the first text file that knows it."""
+    known: Dict[str, pa.DataType] = {}
+    for fmt, schema, _ in looked:
+        if fmt != "parquet":
+            for c in columns:
+                if c in schema.names and not _unknown(schema.field(c).type):
+                    known.setdefault(c, schema.field(c).type)
+    return known
+
+
+def plan(globs: Sequence[str], spec: InputSpec, max_workers: int = 16, input_format: str = "auto") -> Plan:
+    """List the inputs, read each Parquet file's footer and each text file's first block, check
+    them against ``spec`` and each other, and make the work items. ``input_format``: ``auto`` (by
+    each file's name) or one of :data:`beambleu.io.formats.FORMATS` for every file."""
+    if input_format != "auto" and input_format not in FORMATS:
+        raise UsageError(f"--input-format {input_format!r}: expected auto or one of {', '.join(FORMATS)}")
+    found = expand(globs)
+    columns = spec.columns
+    references = list(spec.reference_columns) if spec.reference_columns else [spec.references_column]
+    one_reference = None if spec.reference_columns else spec.references_column
+
+    def look(f):
+        fmt = format_of(f.path, input_format)
+        if fmt == "parquet":
+            meta = read_footer(f.path)
+            try:
+                return fmt, meta.schema.to_arrow_schema(), meta
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+                raise PipelineInputError(f"{f.path}: unreadable schema ({exc})") from None
+        partitioned = dict(f.partitions)
+        probed = probe(f.path, fmt, f.size, [c for c in columns if c not in partitioned], one_reference, references)
+        return fmt, probed.schema, probed
+
     with ThreadPoolExecutor(max_workers=max_workers) as pool:
-        metas = list(pool.map(read_footer, files))
-    items = []
-    reference = None
-    total = 0
-    for i, (path, meta) in enumerate(zip(files, metas)):
-        try:
-            schema = meta.schema.to_arrow_schema()
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-            raise PipelineInputError(f"{path}: unreadable schema ({exc})") from None
-        spec.check_schema(path, schema)
-        cmp = _comparable(schema, spec.columns)
+        looked = list(pool.map(look, found))
+    known = _known_types(looked, columns)
+
+    def resolved(name: str, t: pa.DataType) -> pa.DataType:  # a JSON Lines column of nulls: as the other files have it
+        if not _unknown(t):
+            return t
+        return known.get(name, pa.list_(pa.string()) if name == one_reference or pa.types.is_list(t) else pa.string())
+
+    items, reference, first_schema, total, exact, formats, partition_columns = [], None, None, 0, True, {}, {}
+    for i, (f, (fmt, schema, info)) in enumerate(zip(found, looked)):
+        if fmt != "parquet":
+            if info.exact and info.rows == 0 and not schema.names:
+                continue  # an empty file: nothing to check, nothing to read
+            schema = pa.schema([pa.field(c.name, resolved(c.name, c.type)) for c in schema])
+        file_schema = schema  # (the types read)
+        if fmt == "jsonl" and one_reference in schema.names and pa.types.is_string(schema.field(one_reference).type):
+            i_ref = schema.get_field_index(one_reference)  # one reference per row: handed on as a list
+            schema = schema.set(i_ref, pa.field(one_reference, pa.list_(pa.string())))
+        for column, _ in f.partitions:
+            if column in schema.names:
+                raise PipelineInputError(f"{f.path}: column {column!r} is both in the file and a partition folder "
+                                         f"of its path ({column}=...)")
+            partition_columns.setdefault(column, None)
+        schema = pa.schema(list(schema) + [pa.field(c, pa.string()) for c, _ in f.partitions])
+        spec.check_schema(f.path, schema)
+        cmp = _comparable(schema, columns)
         if reference is None:
-            reference = (path, cmp)
+            reference, first_schema = (f.path, cmp), schema
         elif not cmp.equals(reference[1]):
             # (the same columns, in the spec's order, in both: only types can differ)
             diff = [f"{a.name}: {a.type} vs {b.type}" for a, b in zip(cmp, reference[1]) if a.type != b.type]
-            raise PipelineInputError(f"{path}: schema differs from {reference[0]} ({'; '.join(diff)})")
-        first = 0
-        for rg in range(meta.num_row_groups):
-            rgm = meta.row_group(rg)
-            n = rgm.num_rows
-            if n:
-                items.append(WorkItem(i, path, rg, first, n, rgm.total_byte_size))
-            first += n
-        total += meta.num_rows
-    if total == 0:
+            raise PipelineInputError(f"{f.path}: schema differs from {reference[0]} ({'; '.join(diff)})")
+        formats[fmt] = None
+        if fmt == "parquet":
+            first = 0
+            for rg in range(info.num_row_groups):
+                rgm = info.row_group(rg)
+                n = rgm.num_rows
+                if n:
+                    items.append(WorkItem(i, f.path, rg, first, n, rgm.total_byte_size, f.partitions))
+                first += n
+            total += info.num_rows
+            continue
+        if info.rows or not info.exact:
+            items.append(WorkItem(i, f.path, 0, 0, info.rows, f.size, f.partitions,
+                                  text_read(fmt, f.path, file_schema, one_reference, references), info.exact))
+        total += info.rows
+        exact = exact and info.exact
+    if total == 0 and exact:
         raise PipelineInputError(f"{', '.join(globs)}: the input has no rows")
     # largest first: runners that deal work out round-robin (the local FnApiRunner does) then
     # give each worker a similar share of the bytes; the order never changes a result
     items.sort(key=lambda it: (-it.nbytes, it.file_index, it.row_group))
-    return Plan(files, items, total, reference[1])
+    # the needed columns' types (the same in every file), then the first file's other columns
+    schema = pa.schema(list(reference[1]) + [c for c in first_schema if c.name not in reference[1].names])
+    return Plan([f.path for f in found], items, total, schema, exact, tuple(sorted(formats)), tuple(partition_columns),
+                tuple(directories(globs)))
 
 
-def read_batches(item: WorkItem, columns: Sequence[str], batch_size: int):
-    """Yield (first_row_in_file, RecordBatch) for one row group, releasing allocator memory as it goes."""
+def _parquet_batches(item: WorkItem, columns: Sequence[str], batch_size: int):
     from apache_beam.io.filesystems import FileSystems
 
     pool = pa.default_memory_pool()
@@ -394,3 +443,25 @@ def read_batches(item: WorkItem, columns: Sequence[str], batch_size: int):
         yield item.first_row + offset, piece.to_batches()[0]
     del table
     pool.release_unused()
+
+
+def _with_partitions(batch: pa.RecordBatch, columns: Sequence[str], partitions: Dict[str, Optional[str]]):
+    """``batch`` with the partition columns among ``columns`` added (strings, one value), in ``columns``' order."""
+    n = batch.num_rows
+    arrays = [batch.column(c) if c not in partitions else pa.repeat(pa.scalar(partitions[c], pa.string()), n)
+              for c in columns]
+    return pa.RecordBatch.from_arrays(arrays, names=list(columns))
+
+
+def read_batches(item: WorkItem, columns: Sequence[str], batch_size: int):
+    """Yield (first_row_in_file, RecordBatch) for one work item (a Parquet row group, a text
+    file): ``columns``, the partition columns among them added; releasing allocator memory as it goes."""
+    partitions = {c: v for c, v in item.partitions if c in columns}
+    if item.text is not None:
+        batches = read_text(item.path, item.text, batch_size, [c for c in columns if c not in partitions])
+    else:
+        batches = _parquet_batches(item, [c for c in columns if c not in partitions], batch_size)
+    for first_row, batch in batches:
+        yield first_row, _with_partitions(batch, columns, partitions) if partitions else batch
+    if item.text is not None:
+        pa.default_memory_pool().release_unused()

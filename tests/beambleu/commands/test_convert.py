@@ -206,6 +206,71 @@ def test_streams_are_read_once(tmp_path):
     assert listing(tmp_path) == ["x.parquet"]
 
 
+# ------------------------------------------------------------------ several system outputs at once
+
+BETA = SAMPLE / "sys.beta.txt"
+
+
+def test_several_systems_share_the_references(tmp_path):
+    """-i a b: a row per segment and system, segment by segment, a `system` column named by each
+    file's stem; row groups of --row-group-size rows; the manifest names the systems."""
+    out = tmp_path / "out"
+    proc = convert(REF, REF_B, "-i", HYP, BETA, "-o", out, "--rows-per-shard", "20", "--row-group-size", "6",
+                   "--set", "langpair=en-en")
+    assert proc.returncode == 0 and proc.stdout == proc.stderr == "", proc.stderr
+    table = rows_of(out)
+    alpha, beta, refs = read_lines(HYP), read_lines(BETA), [list(r) for r in zip(read_lines(REF), read_lines(REF_B))]
+    assert table["candidate"] == [h for pair in zip(alpha, beta) for h in pair]
+    assert table["system"] == ["sys.alpha", "sys.beta"] * 30
+    assert table["line"] == [n for n in range(1, 31) for _ in range(2)]
+    assert table["references"] == [r for r in refs for _ in range(2)] and set(table["langpair"]) == {"en-en"}
+    parts = sorted(p for p in os.listdir(out) if p.endswith(".parquet"))
+    assert len(parts) == 3 and [pq.ParquetFile(out / p).metadata.num_rows for p in parts] == [20, 20, 20]
+    assert [pq.ParquetFile(out / parts[0]).metadata.row_group(i).num_rows for i in range(4)] == [6, 6, 6, 2]
+    manifest = json.loads((out / MANIFEST).read_text())
+    assert manifest["columns"] == ["candidate", "references", "line", "system", "langpair"]
+    assert manifest["input"] == [str(HYP), str(BETA)] and manifest["systems"] == ["sys.alpha", "sys.beta"]
+
+
+def test_system_names(tmp_path):
+    out = tmp_path / "x.parquet"
+    assert convert(REF, "-i", HYP, BETA, "--system-names", "alpha, beta", "-o", out).returncode == 0
+    table = pq.read_table(out).to_pydict()
+    assert table["system"][:4] == ["alpha", "beta", "alpha", "beta"] and len(table["system"]) == 60
+    # one system output named: the column is there too
+    assert convert(REF, "-i", HYP, "--system-names", "alpha", "-o", out, "--overwrite").returncode == 0
+    assert pq.read_table(out).to_pydict()["system"] == ["alpha"] * 30
+    # the same file twice, told apart by name
+    assert convert(REF, "-i", HYP, HYP, "--system-names", "a,b", "-o", out, "--overwrite").returncode == 0
+    assert pq.read_table(out).to_pydict()["candidate"] == [h for h in read_lines(HYP) for _ in range(2)]
+
+
+def test_several_systems_refusals_write_nothing(tmp_path):
+    other = tmp_path / "other"
+    other.mkdir()
+    same = other / HYP.name
+    same.write_bytes(HYP.read_bytes())
+    out = tmp_path / "x.parquet"
+    cases = [
+        (["-i", HYP, BETA, "--system-names", "a"], "--system-names 'a': 1 name for 2 system outputs (-i)"),
+        (["-i", HYP, "--system-names", "a,b"], "--system-names 'a,b': 2 names for 1 system output (-i)"),
+        (["-i", HYP, BETA, "--system-names", "a,a"], "--system-names 'a,a': 'a' names two systems"),
+        (["-i", HYP, BETA, "--system-names", "a,"], "--system-names 'a,': an empty name"),
+        (["-i", HYP, same], f"-i: {HYP} and {same} are both named 'sys.alpha' by their file names; name the "
+                            "systems with --system-names"),
+        (["-i", HYP, BETA, "--set", "system=x"], "--set 'system=x': the system column names the system outputs "
+                                                 "(several -i, or --system-names)"),
+        (["-i", "-", "-"], "-i: standard input (-) can be read once"),
+    ]
+    for args, message in cases:
+        assert one_line(convert(REF, *args, "-o", out), 2) == f"beambleu: error: {message}"
+    short = tmp_path / "short.txt"
+    short.write_text("one line\n", encoding="utf-8")
+    assert one_line(convert(REF, "-i", HYP, short, "-o", out), 1) == \
+        f"beambleu: error: {REF}: has 30 lines but the system output {short} has 1"
+    assert sorted(os.listdir(tmp_path)) == ["other", "short.txt"]
+
+
 # ------------------------------------------------------------------ -t/-l: a sacrebleu test set
 
 from ...oracle import CORPORA  # noqa: E402
@@ -280,6 +345,25 @@ def test_test_sets_are_concatenated(ts_cache, tmp_path):
     refs = echo(ts_cache, "-t", "wmt22,wmt17", "-l", "en-de", "--echo", "ref", "--origlang", "en")
     assert table["references"] == [[r] for r in refs] and max(table["line"]) > 2037
     assert table["candidate"] == [read_lines(hyp)[n - 1] for n in table["line"]]
+
+
+def test_test_set_with_several_systems(ts_cache, tmp_path):
+    """-t with -i a b: each system's row of a kept segment, the test set's references; an output
+    of another length than the test set is named."""
+    other = CORPORA / "wmt22" / "de-en" / "sys.Online-B.txt"
+    out = tmp_path / "x.parquet"
+    proc = convert_ts(ts_cache, "-t", "wmt22", "-l", "de-en", "-i", TS_HYP, other, "-o", out, "--origlang", "de")
+    assert proc.returncode == 0, proc.stderr
+    table = pq.read_table(out).to_pydict()
+    expected = echo(ts_cache, "-t", "wmt22", "-l", "de-en", "--echo", "ref", "--origlang", "de")
+    assert table["references"][0::2] == [[r] for r in expected] == table["references"][1::2]
+    assert table["system"][:2] == ["sys.LT22", "sys.Online-B"] and table["line"][0::2] == table["line"][1::2]
+    hyps = {"sys.LT22": read_lines(TS_HYP), "sys.Online-B": read_lines(other)}
+    assert table["candidate"] == [hyps[s][n - 1] for s, n in zip(table["system"], table["line"])]
+    wrong = CORPORA / "wmt17" / "en-de" / "sys.online-B.0.txt"
+    proc = convert_ts(ts_cache, "-t", "wmt22", "-l", "de-en", "-i", TS_HYP, wrong, "-o", tmp_path / "y.parquet")
+    assert one_line(proc, 1) == f"beambleu: error: {wrong}: has 3004 lines but the system output {TS_HYP} has 1984"
+    assert sorted(os.listdir(tmp_path)) == ["x.parquet"]
 
 
 def test_test_set_refusals_write_nothing(ts_cache, tmp_path):
