@@ -17,27 +17,18 @@ scripts in deploy/flink, deploy/spark and deploy/prism call this; the tests and 
 
 Where things come from
 ----------------------
-Beam publishes each Java job server as one shaded jar (``beam-runners-flink-<flink>-job-server``,
-``beam-runners-spark-3-job-server``), but Maven Central as served here has none of those jars, at
-any version. It does serve the runner libraries they are built from, and the job server's main
-class is in them. So ``fetch`` resolves the runner library and its dependencies with Maven (a
-generated ``pom.xml`` and ``mvn dependency:build-classpath``) and writes a *pathing jar*: a jar
-with only a manifest, naming the main class and listing every dependency jar on ``Class-Path``.
-``java -jar`` runs it like the shaded jar, so it goes where Beam expects a job-server jar
-(``--flink_job_server_jar``, ``--spark_job_server_jar``) and Beam's FlinkRunner and SparkRunner
-start it themselves.
+``fetch`` is beambleu's own (:mod:`beambleu.beam.engines`, which ``beambleu run --runner FlinkRunner``,
+``SparkRunner`` or ``PrismRunner`` calls when no jar or binary is given): a job server is Beam
+2.62.0's Flink or Spark runner library and its dependencies, resolved with Maven into a *pathing
+jar* (a manifest naming the main class and every dependency, linked into ``lib/`` beside it, on
+``Class-Path``), which Beam's FlinkRunner and SparkRunner start like their shaded jar; Prism is built
+with ``go install`` from the Go module at the installed apache-beam's version (without Go, Beam's
+release binary is downloaded). Why 2.62.0, and what Maven Central serves: see that module.
 
-The installed apache-beam is 2.77.0, but the newest Beam whose Flink and Spark runners resolve with
-all their dependencies is 2.62.0: 2.70.0's runners are served but their
-``beam-runners-java-job-service`` is not, and no runner between the two is. A 2.62.0 job server
-runs 2.77.0 Python pipelines: the client and the job server speak the portable Runner API, and the
-SDK harness that runs the Python code is the installed 2.77.0 one. Beam 2.62.0's served Flink
-runner is for Flink 1.19 only; its Spark 3 runner is given Spark 3.5 (the ``pyspark`` 3.5 line).
-Prism is built from the Go module at the installed apache-beam's own version.
-
-Jars and binaries go to ``$BEAMBLEU_ENGINES_HOME`` (default ``~/.cache/beambleu/engines``), the
-jars' dependencies to Maven's own repository (``~/.m2``), so a second fetch costs nothing. Errors
-are one line on stderr and exit status 1.
+Jars, their ``lib/`` folders and binaries go to ``$BEAMBLEU_ENGINES_HOME`` (default
+``~/.cache/beambleu/engines``), so a second fetch costs nothing; a job server's folder copied there
+from another machine is used as it is. ``BEAMBLEU_MAVEN_REPOSITORY`` replaces Maven Central,
+``BEAMBLEU_PRISM_RELEASES`` Beam's GitHub releases. Errors are one line on stderr and exit status 1.
 """
 
 from __future__ import annotations
@@ -51,163 +42,32 @@ import socket
 import subprocess
 import sys
 import time
-import zipfile
 from pathlib import Path
 from typing import Dict, List, Optional
 
-PRISM_MODULE = "github.com/apache/beam/sdks/v2/go/cmd/prism"
+try:  # what fetches and caches the engines is beambleu's own (`beambleu run` fetches them too)
+    from beambleu.beam.engines import (FETCH_TIMEOUT, JOB_SERVERS, PRISM_MODULE, EngineError, beam_version,
+                                       engines_home, fetch, fetch_job_server, fetch_prism, job_server_jar,
+                                       manifest, prism_binary, run_bounded as _run_bounded)
+except ImportError as exc:  # pragma: no cover - run outside beambleu's environment
+    sys.exit(f"deploy/engines.py: beambleu is not installed in this environment (pip install -e '.[beam]'): {exc}")
 
-# Java job servers: what each is made of
-JOB_SERVERS: Dict[str, Dict] = {
-    "flink-job-server": {
-        "beam": "2.62.0",
-        "engine": "Flink 1.19.0",
-        "main": "org.apache.beam.runners.flink.FlinkJobServerDriver",
-        "deps": [
-            ("org.apache.beam", "beam-runners-flink-1.19", "2.62.0"),
-            ("org.apache.beam", "beam-runners-java-job-service", "2.62.0"),
-            ("org.slf4j", "slf4j-simple", "1.7.30"),
-        ],
-    },
-    "spark-job-server": {
-        "beam": "2.62.0",
-        "engine": "Spark 3.5.7",
-        "main": "org.apache.beam.runners.spark.SparkJobServerDriver",
-        "deps": [
-            ("org.apache.beam", "beam-runners-spark-3", "2.62.0"),
-            ("org.apache.beam", "beam-runners-java-job-service", "2.62.0"),
-            # Beam's Spark runner declares Spark "provided": the job server brings its own
-            ("org.apache.spark", "spark-core_2.12", "3.5.7"),
-            ("org.apache.spark", "spark-streaming_2.12", "3.5.7"),
-            ("org.slf4j", "slf4j-simple", "1.7.30"),
-        ],
-    },
-}
+__all__ = ["FETCH_TIMEOUT", "JOB_SERVERS", "PRISM_MODULE", "SERVICES", "SPARK_JAVA_OPENS", "STOP_GRACE",
+           "_run_bounded",  # (deploy/flink/cluster.py's name for beambleu.beam.engines.run_bounded)
+           "EngineError", "beam_version", "default_state", "engines_home", "env_with_this_python", "fetch",
+           "fetch_job_server", "fetch_prism", "free_port", "job_server_jar", "loopback_json", "main", "manifest",
+           "port_open", "prism_binary", "service_argv", "start", "stop", "tail", "versions"]
 
 # what Beam's SparkRunner passes to java on Java 17 (Spark reaches into these packages)
 SPARK_JAVA_OPENS = ["--add-opens=java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens=java.base/java.nio=ALL-UNNAMED",
                     "--add-opens=java.base/java.util=ALL-UNNAMED",
                     "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED"]
 
-FETCH_TIMEOUT = float(os.environ.get("BEAMBLEU_FETCH_TIMEOUT", "1200"))
 STOP_GRACE = 10.0
-
-
-class EngineError(Exception):
-    """A fetch or start that failed; its text is the one line printed."""
-
-
-def engines_home() -> Path:
-    return Path(os.environ.get("BEAMBLEU_ENGINES_HOME") or Path.home() / ".cache" / "beambleu" / "engines")
 
 
 def default_state() -> Path:
     return Path(os.environ.get("BEAMBLEU_ENGINES_STATE") or ".beambleu-engines")
-
-
-def beam_version() -> str:
-    try:
-        import apache_beam
-    except ImportError:
-        raise EngineError("apache-beam is not installed in this environment (pip install -e '.[beam]')") from None
-    return apache_beam.__version__
-
-
-# ---------------------------------------------------------------------------------------- fetch
-
-def _run_bounded(argv: List[str], what: str, **kwargs) -> subprocess.CompletedProcess:
-    try:
-        return subprocess.run(argv, capture_output=True, text=True, timeout=FETCH_TIMEOUT, **kwargs)
-    except FileNotFoundError:
-        raise EngineError(f"{argv[0]} is not installed ({what} needs it)") from None
-    except subprocess.TimeoutExpired:
-        raise EngineError(f"{what} did not finish in {FETCH_TIMEOUT:.0f} s") from None
-
-
-def _pom(name: str) -> str:
-    spec = JOB_SERVERS[name]
-    deps = "\n".join(
-        f"    <dependency><groupId>{g}</groupId><artifactId>{a}</artifactId><version>{v}</version></dependency>"
-        for g, a, v in spec["deps"])
-    return ("<project xmlns=\"http://maven.apache.org/POM/4.0.0\">\n"
-            "  <modelVersion>4.0.0</modelVersion>\n"
-            f"  <groupId>beambleu.engines</groupId><artifactId>{name}</artifactId>"
-            f"<version>{spec['beam']}</version>\n"
-            f"  <dependencies>\n{deps}\n  </dependencies>\n</project>\n")
-
-
-def manifest(main: str, jars: List[Path]) -> bytes:
-    """MANIFEST.MF naming `main` and the jars (file: URLs) on Class-Path, lines folded at 72 bytes."""
-    def fold(line: str) -> List[bytes]:
-        raw, out = line.encode(), []
-        while raw:
-            width = 72 if not out else 71
-            out.append((b" " if out else b"") + raw[:width])
-            raw = raw[width:]
-        return out
-
-    class_path = " ".join(p.resolve().as_uri() for p in jars)
-    lines = [b"Manifest-Version: 1.0", f"Main-Class: {main}".encode(), *fold(f"Class-Path: {class_path}"),
-             b"Created-By: beambleu deploy/engines.py", b"", b""]
-    return b"\r\n".join(lines)
-
-
-def job_server_jar(name: str) -> Path:
-    beam = JOB_SERVERS[name]["beam"]
-    return engines_home() / f"beam-{name}-{beam}" / f"beam-{name}-{beam}.jar"
-
-
-def fetch_job_server(name: str) -> Path:
-    """The pathing jar of a Java job server, resolved with Maven the first time."""
-    jar = job_server_jar(name)
-    cp_file = jar.parent / "classpath.txt"
-    if jar.exists() and cp_file.exists():
-        jars = [Path(p) for p in cp_file.read_text().strip().split(os.pathsep) if p]
-        if jars and all(p.exists() for p in jars):
-            return jar
-    jar.parent.mkdir(parents=True, exist_ok=True)
-    (jar.parent / "pom.xml").write_text(_pom(name))
-    proc = _run_bounded(["mvn", "-B", "-q", "-f", str(jar.parent / "pom.xml"), "dependency:build-classpath",
-                         f"-Dmdep.outputFile={cp_file}"], f"resolving the {name} with Maven")
-    if proc.returncode != 0:
-        errors = [ln.strip() for ln in (proc.stdout + proc.stderr).splitlines() if "ERROR" in ln]
-        raise EngineError(f"Maven could not resolve the {name}: "
-                          + (errors[0] if errors else f"exit status {proc.returncode}"))
-    jars = [Path(p) for p in cp_file.read_text().strip().split(os.pathsep) if p]
-    tmp = jar.with_name(jar.name + ".tmp")
-    with zipfile.ZipFile(tmp, "w") as z:
-        z.writestr("META-INF/MANIFEST.MF", manifest(JOB_SERVERS[name]["main"], jars))
-    os.replace(tmp, jar)
-    return jar
-
-
-def prism_binary(version: Optional[str] = None) -> Path:
-    version = version or beam_version()
-    return engines_home() / f"prism-{version}" / "prism"
-
-
-def fetch_prism(version: Optional[str] = None) -> Path:
-    """Beam's Prism runner, built with `go install` from the Go module at the installed Beam's version."""
-    version = version or beam_version()
-    binary = prism_binary(version)
-    if binary.exists():
-        return binary
-    binary.parent.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "GOBIN": str(binary.parent), "GOFLAGS": os.environ.get("GOFLAGS", "") + " -mod=mod"}
-    proc = _run_bounded(["go", "install", f"{PRISM_MODULE}@v{version}"], f"building Prism v{version}", env=env)
-    if proc.returncode != 0 or not binary.exists():
-        lines = [ln.strip() for ln in (proc.stdout + proc.stderr).splitlines() if ln.strip()]
-        raise EngineError(f"go install {PRISM_MODULE}@v{version} failed: "
-                          + (lines[-1] if lines else f"exit status {proc.returncode}"))
-    return binary
-
-
-def fetch(engine: str) -> Path:
-    if engine == "prism":
-        return fetch_prism()
-    if engine in JOB_SERVERS:
-        return fetch_job_server(engine)
-    raise EngineError(f"nothing to fetch for {engine!r} (choose from prism, {', '.join(JOB_SERVERS)})")
 
 
 # ---------------------------------------------------------------------------------------- services

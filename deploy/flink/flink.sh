@@ -13,6 +13,8 @@
 # State (pids, logs, the cluster's config) goes to $BEAMBLEU_ENGINES_STATE or ./.beambleu-engines.
 # Then: beambleu run ... --runner FlinkRunner --job_endpoint localhost:8099 \
 #         --environment_type EXTERNAL --environment_config localhost:50000 --parallelism 2
+# (or, with Flink inside the job server and the workers in beambleu's process: beambleu run ...
+# --runner FlinkRunner, which starts the job server jar `fetch` put in beambleu's cache).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 py="${PYTHON:-python}"

@@ -7,7 +7,8 @@
 #
 # Run it in the virtual environment where beambleu is installed (it reads Beam's version there).
 # Then: beambleu run ... --runner PrismRunner --job_endpoint localhost:8073
-# (or, without starting it: --runner PrismRunner --prism_location "$(deploy/prism/prism.sh fetch)").
+# (or, without starting it: beambleu run ... --runner PrismRunner, which starts the binary `fetch`
+# put in beambleu's cache, fetching it there first if need be).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cmd="${1:-}"

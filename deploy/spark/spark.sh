@@ -11,6 +11,8 @@
 #
 # Run it in the virtual environment where beambleu is installed. Logs and pid records go to
 # ${BEAMBLEU_ENGINES_STATE:-./.beambleu-engines} (or --state DIR). See deploy/spark/README.md.
+# (beambleu run ... --runner SparkRunner alone starts the job server jar `fetch` put in
+# beambleu's cache, with Spark inside it.)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 py="${PYTHON:-python}"

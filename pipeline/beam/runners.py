@@ -2,8 +2,9 @@
 
 Everything that knows about a particular engine (the local FnApiRunner's worker processes,
 Beam's DaskRunner, its partitions, what it cannot run and a bounded wait for its cluster,
-closing a runner's client) lives here, so that ``run_command`` only plans, builds the pipeline
-and reports.
+closing a runner's client, the Flink and Spark job server jars and the Prism binary that
+beambleu fetches when none is given, the progress line each runner can feed) lives here, so
+that ``run_command`` only plans, builds the pipeline and reports.
 """
 
 from __future__ import annotations
@@ -18,10 +19,13 @@ from typing import Dict, List, Optional
 from ..errors import Parser, UsageError
 from ..io.inputs import PipelineInputError
 from ..io.stores import TimeoutOptions
+from . import engines
+from .progress import FnApiRunner, JobMetrics, Progress, result_source, show_progress
 
-__all__ = ["DASK_MAX_PARTITIONS", "DASK_NAMES", "JOB_ENDPOINT_PROBE_SECONDS", "MULTIPROCESS_THRESHOLD", "ClusterError",
-           "StallWatch", "beam_option_parser", "check_job_endpoint", "close_result", "import_dask_runner",
-           "partition_dask_input", "pipeline_options", "scale_local_runner", "wait_until_finish", "wants_dask"]
+__all__ = ["DASK_MAX_PARTITIONS", "DASK_NAMES", "ENGINE_RUNNERS", "JOB_ENDPOINT_PROBE_SECONDS",
+           "MULTIPROCESS_THRESHOLD", "ClusterError", "StallWatch", "beam_option_parser", "check_job_endpoint",
+           "close_result", "import_dask_runner", "partition_dask_input", "pipeline_options", "resolve_engine",
+           "scale_local_runner", "wait_until_finish", "wants_dask", "with_progress"]
 
 #: below this many pairs one in-process worker is faster than starting worker processes
 MULTIPROCESS_THRESHOLD = 2_000_000
@@ -75,9 +79,7 @@ def pipeline_options(beam_argv: List[str], runner: Optional[str]):
     runner_obj = None
     name = (runner or "").lower() or None
     if name is None or name in ("fnapirunner", "fnapi"):
-        from apache_beam.runners.portability.fn_api_runner import FnApiRunner
-
-        runner_obj = FnApiRunner()
+        runner_obj = FnApiRunner()  # Beam's, whose counters the progress line can read while it runs
     elif name in DASK_NAMES:
         runner_obj = import_dask_runner().DaskRunner()
     else:
@@ -124,7 +126,69 @@ def close_result(result, timeout: float = 5.0) -> None:
             pass
 
 
+# --- the progress line ---------------------------------------------------------------------------
+
+#: runners whose job service reports the counters only once the job has ended
+_COUNT_AT_END = ("FlinkRunner", "SparkRunner")
+
+
+def with_progress(runner_obj, opts, total_pairs: Optional[int], sink):
+    """(runner, :class:`~beambleu.beam.progress.Progress`): the runner object the pipeline is to be
+    given (the one Beam would make from ``--runner`` when ``runner_obj`` is None), whose
+    ``run_pipeline`` shows the progress line on ``sink`` from the start of the job; pass the
+    progress to :func:`wait_until_finish`."""
+    if runner_obj is None:
+        from apache_beam.options.pipeline_options import StandardOptions
+        from apache_beam.runners.runner import create_runner
+
+        runner_obj = create_runner(opts.view_as(StandardOptions).runner or StandardOptions.DEFAULT_RUNNER)
+    name = type(runner_obj).__name__
+    note = f"{name} counts them when the job ends" if name in _COUNT_AT_END else ""
+    progress = Progress(total_pairs, sink, note=note)
+    return show_progress(runner_obj, progress), progress
+
+
 # --- a portable runner's job server ------------------------------------------------------------
+
+#: ``--runner`` (lower case, "runner" left out) -> the engine beambleu fetches for it, Beam's option
+#: naming it, and what messages call it
+ENGINE_RUNNERS = {
+    "flink": ("flink-job-server", "FlinkRunnerOptions", "flink_job_server_jar", "JAR"),
+    "spark": ("spark-job-server", "SparkRunnerOptions", "spark_job_server_jar", "JAR"),
+    "prism": ("prism", "PrismRunnerOptions", "prism_location", "PATH"),
+}
+
+
+def resolve_engine(opts) -> Optional[str]:
+    """``--runner FlinkRunner``, ``SparkRunner`` or ``PrismRunner`` without a ``--job_endpoint``
+    and without Beam's option naming its job server jar or binary: beambleu's, from its cache
+    (:mod:`beambleu.beam.engines`), fetched there the first time (one line says so); where it
+    cannot be had, one line saying how to stage it (a :class:`PipelineInputError`: exit 1). The
+    path set, or None when the user's own (or no) engine is used."""
+    from apache_beam.options import pipeline_options as po
+
+    name = (opts.view_as(po.StandardOptions).runner or "").lower()
+    name = name[:-len("runner")] if name.endswith("runner") else name
+    if name not in ENGINE_RUNNERS or opts.view_as(po.PortableOptions).job_endpoint:
+        return None
+    engine, options_class, flag, metavar = ENGINE_RUNNERS[name]
+    view = opts.view_as(getattr(po, options_class))
+    if getattr(view, flag):
+        return None
+    path = engines.cached(engine)
+    label = engines.ENGINES[engine]
+    if path is None:
+        _say(f"fetching {label} (once: it is kept in {engines.engines_home()})")
+        try:
+            path = engines.fetch(engine)
+        except engines.EngineError as exc:
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise PipelineInputError(f"could not fetch {label} ({reason}): {engines.staging_hint(engine)}, or pass "
+                                     f"--{flag}={metavar}") from None
+        _say(f"fetched {label} to {path}")
+    setattr(view, flag, str(path))
+    return str(path)
+
 
 #: how long a given --job_endpoint may take to accept a connection before the job is refused
 JOB_ENDPOINT_PROBE_SECONDS = 10.0
@@ -133,12 +197,16 @@ JOB_ENDPOINT_PROBE_SECONDS = 10.0
 def check_job_endpoint(opts) -> None:
     """A portable job's ``--job_endpoint`` must accept a connection before the job is built: Beam
     itself would wait ``--job_server_timeout`` (300 s) and end in a bare FutureTimeoutError. The
-    probe waits at most 10 s (or ``--job_server_timeout`` when that is shorter)."""
+    probe waits at most 10 s (or ``--job_server_timeout`` when that is shorter). Without one,
+    the job server jar or Prism binary Beam is to start must be had (:func:`resolve_engine`)."""
     from apache_beam.options.pipeline_options import PortableOptions
 
     portable = opts.view_as(PortableOptions)
     endpoint = portable.job_endpoint
-    if not endpoint or endpoint == "embed":
+    if not endpoint:
+        resolve_engine(opts)
+        return
+    if endpoint == "embed":
         return
     host, _, port = endpoint.rpartition(":")
     if not port.isdigit():
@@ -164,14 +232,31 @@ class ClusterError(RuntimeError):
     """The cluster failed, not the input: a lost scheduler or a job that made no progress."""
 
 
-def wait_until_finish(result, opts) -> None:
+def wait_until_finish(result, opts, progress: Optional[Progress] = None) -> None:
     """Wait for the job. A dask job that makes no progress for ``--dask_stall_timeout`` seconds, or
     whose scheduler is lost, ends in a :class:`ClusterError` (one line saying why); workers
     paused under memory pressure are announced on stderr as they are seen. Other runners'
     results are waited for as Beam does (the local runner has run the job inside ``run()``).
 
     Progress is a worker that answers the scheduler and runs a task or changes its tasks'
-    states. The tasks left behind are released when the client is closed."""
+    states. The tasks left behind are released when the client is closed.
+
+    ``progress`` (from :func:`with_progress`): the line follows the job while it runs, and says
+    all pairs done once it has ended; a job that fails erases it."""
+    if progress is None:
+        _wait(result, opts)
+        return
+    source = result_source(result)
+    progress.watch(source)
+    try:
+        _wait(result, opts)
+    except BaseException:
+        progress.abort()
+        raise
+    progress.finish(source.final() if isinstance(source, JobMetrics) else None)
+
+
+def _wait(result, opts) -> None:
     futures, client = getattr(result, "futures", None), getattr(result, "client", None)
     if futures is None or client is None:
         result.wait_until_finish()

@@ -4,6 +4,15 @@ File descriptor 2 is pointed at a pipe for the duration of the job, so subproces
 which inherit it, are covered too. Lines starting with ``beambleu:`` (progress, counters,
 errors) go to the real stderr; everything else goes to a log file, which is kept and named
 when something unexpected fails.
+
+Once the run is over, Beam's own loggers are quieted (what they say at exit, such as stopping a
+job server Beam started, would land on the terminal after the result); the next run gives them
+their level back.
+
+The progress bar is not a line: it is redrawn in place (``\r``) on the user's terminal, so it does
+not go through the pipe (whose reader passes whole lines) but to the real stderr directly, through
+:func:`terminal`. The :class:`Terminal` keeps the bar below everything else: a line the filter
+passes, or :func:`emergency_exit`'s, first clears the bar, then the bar is drawn again under it.
 """
 
 from __future__ import annotations
@@ -15,8 +24,9 @@ import sys
 import tempfile
 import threading
 import traceback
+from typing import Optional
 
-__all__ = ["StderrFilter", "emergency_exit", "quiet_logging"]
+__all__ = ["StderrFilter", "Terminal", "emergency_exit", "quiet_logging", "terminal"]
 
 
 class _DropAll(logging.Filter):
@@ -44,8 +54,92 @@ def quiet_logging():
         root.removeHandler(handler)
 
 
-#: the filter in force, for :func:`emergency_exit`
+#: the filter in force, for :func:`emergency_exit` and :func:`terminal`
 _active = None
+
+#: erase from the cursor to the end of the line
+_ERASE = "\x1b[K"
+
+
+class Terminal:
+    """The user's stderr as a bar and lines: :meth:`status` (re)draws one line in place (a
+    terminal only), :meth:`line` writes a line above it, :meth:`end_status` leaves the bar as it
+    is and moves below it, :meth:`clear_status` erases it. Thread-safe; ``stream`` is a text
+    stream or a binary one (the filter's copy of the real stderr)."""
+
+    def __init__(self, stream, isatty: bool):
+        self.stream, self.isatty = stream, isatty
+        self._binary = not hasattr(stream, "encoding")
+        self._lock = threading.RLock()
+        self._status = ""
+
+    def _write(self, text) -> None:
+        if isinstance(text, bytes) != self._binary:
+            text = text.encode("utf-8", "replace") if self._binary else text.decode("utf-8", "replace")
+        try:
+            self.stream.write(text)
+            self.stream.flush()
+        except (OSError, ValueError):  # a closed stream (the filter is gone): nothing to show it on
+            pass
+
+    def width(self) -> int:
+        """The terminal's width in columns (80 when it cannot be told, or says 0)."""
+        try:
+            return os.get_terminal_size(self.stream.fileno()).columns or 80
+        except (OSError, ValueError, AttributeError):
+            return 80
+
+    def status(self, text: str) -> None:
+        """Draw ``text`` in place of the bar (cut to the terminal's width, so that it never wraps)."""
+        text = text[:max(10, self.width() - 1)]
+        with self._lock:
+            self._status = text
+            self._write("\r" + text + _ERASE)
+
+    def clear_status(self) -> None:
+        with self._lock:
+            if self._status:
+                self._status = ""
+                self._write("\r" + _ERASE)
+
+    def end_status(self) -> None:
+        """Keep the bar as drawn, as a line of its own."""
+        with self._lock:
+            if self._status:
+                self._status = ""
+                self._write("\n")
+
+    def line(self, text: str) -> None:
+        """One line (``text`` without its newline), above the bar."""
+        self.raw_line(text + "\n")
+
+    def raw_line(self, text) -> None:
+        """``text`` (str or bytes) as it is, newline included, above the bar."""
+        with self._lock:
+            status = self._status
+            if status:
+                self._write("\r" + _ERASE)
+            self._write(text)
+            if status:
+                self._write("\r" + status + _ERASE)
+
+
+def terminal() -> Terminal:
+    """Where beambleu's progress goes: the real stderr behind the filter in force (when
+    ``sys.stderr`` is still the process's file descriptor 2), else ``sys.stderr`` itself (e.g.
+    ``--verbose``, or a caller that redirected it)."""
+    filt = _active
+    try:
+        is_fd2 = sys.stderr.fileno() == 2
+    except (AttributeError, OSError, ValueError):
+        is_fd2 = False
+    if filt is not None and filt.enabled and getattr(filt, "terminal", None) is not None and is_fd2:
+        return filt.terminal
+    try:
+        tty = sys.stderr.isatty()
+    except (AttributeError, OSError, ValueError):
+        tty = False
+    return Terminal(sys.stderr, tty)
 
 
 def emergency_exit(code: int, message: str) -> None:
@@ -53,8 +147,10 @@ def emergency_exit(code: int, message: str) -> None:
     (``os._exit``: no unwinding through a runner that would wait for its workers)."""
     filt = _active
     fd = filt._saved if filt is not None and filt.enabled and getattr(filt, "_saved", None) is not None else 2
+    term = getattr(filt, "terminal", None) if filt is not None else None
+    prefix = "\r" + _ERASE if term is not None and term._status else ""  # the bar, if one is drawn, goes
     try:
-        os.write(fd, (message + "\n").encode("utf-8", "replace"))
+        os.write(fd, (prefix + message + "\n").encode("utf-8", "replace"))
     except OSError:
         pass
     if filt is not None:
@@ -62,16 +158,26 @@ def emergency_exit(code: int, message: str) -> None:
     os._exit(code)
 
 
+#: the level of Beam's logger before a run quieted it (given back when the next run starts)
+_BEAM_LEVEL: dict = {}
+
+
+def _beam_logger() -> logging.Logger:
+    return logging.getLogger("apache_beam")
+
+
 class StderrFilter:
     def __init__(self, enabled: bool = True):
         self.enabled = enabled
         self.log_path = None
+        self.terminal: Optional[Terminal] = None
 
     def __enter__(self):
         global _active
         _active = self
         if not self.enabled:
             return self
+        _beam_logger().setLevel(_BEAM_LEVEL.pop("level", _beam_logger().level))  # (quieted by the last run)
         sys.stderr.flush()
         self._saved = os.dup(2)
         fd, self.log_path = tempfile.mkstemp(prefix="beambleu-", suffix=".log")
@@ -82,6 +188,7 @@ class StderrFilter:
         self._reader = os.fdopen(r, "rb")
         # opened here, not in the thread: __exit__ may close _saved before the thread runs
         self._out = os.fdopen(os.dup(self._saved), "wb", buffering=0)
+        self.terminal = Terminal(self._out, os.isatty(self._saved))
         self._thread = threading.Thread(target=self._pump, daemon=True)
         self._thread.start()
         threading.excepthook = self._thread_died
@@ -110,13 +217,14 @@ class StderrFilter:
                 pass
 
     def _pump(self):
-        out = self._out
+        term = self.terminal
         for line in self._reader:
             if line.startswith(b"beambleu:"):
-                out.write(line)
+                term.raw_line(line)
             else:
                 self._log.write(line)
-        out.close()
+        term.end_status()  # (a bar left drawn by a run that ended without its last line)
+        self._out.close()
 
     def __exit__(self, exc_type, exc, tb):
         global _active
@@ -130,6 +238,11 @@ class StderrFilter:
         self._thread.join(timeout=10)
         self._reader.close()
         self._log.close()
+        # what Beam logs after the run (at exit: stopping the job server it started, "Really
+        # destroying service ...") has no log to go to any more, and is not for the terminal
+        beam = _beam_logger()
+        _BEAM_LEVEL.setdefault("level", beam.level)
+        beam.setLevel(logging.CRITICAL)
         return False
 
     def keep_log(self) -> str:
