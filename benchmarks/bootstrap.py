@@ -64,7 +64,7 @@ def one_beambleu(path: str, n: int) -> dict:
         raise SystemExit(f"beambleu run failed with {rc}")
     doc = json.loads(out.read_text())
     out.unlink()
-    c = doc["corpus"]
+    c = doc["corpus"]["scores"][0]  # BLEU, the one metric
     return {"cpu_s": cpu, "wall_s": wall, "peak_rss_mb": rss_mb(), "score": c["score"],
             "interval": [c["confidence_low"], c["confidence_high"]], "groups": len(doc["groups"])}
 

@@ -41,7 +41,7 @@ def run(path, out, extra):
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
         raise SystemExit(f"failed: {' '.join(cmd)}\n{proc.stderr[-3000:]}")
-    return wall, json.loads(Path(out).read_text())["corpus"]["score"]
+    return wall, json.loads(Path(out).read_text())["corpus"]["scores"][0]["score"]  # BLEU, the one metric
 
 
 def worker_cpu(cluster):

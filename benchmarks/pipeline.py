@@ -74,7 +74,7 @@ def main(argv=None):
                 results.setdefault((name, label), []).append((wall, cpu))
                 print(f"  round {r + 1} {name} {label}: {wall:.2f} s wall, {cpu:.2f} CPU-s", file=sys.stderr)
             if name != "bleu_core":
-                score = json.loads(out.read_text())["corpus"]["score"]
+                score = json.loads(out.read_text())["corpus"]["scores"][0]["score"]  # BLEU, the one metric
                 results.setdefault(("score", name), []).append(score)
             else:
                 results.setdefault(("score", name), []).append(float(stdout.strip()))

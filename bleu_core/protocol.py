@@ -229,8 +229,12 @@ class Metric:
 
     #: the metric's name on the command line (``--metrics``, ``-m``)
     id: str = ""
-    #: prefix of its group-table and per-pair columns (BLEU's have none, as they always had)
-    column_prefix: str = ""
+    #: prefix of its group-table and per-pair columns: ``<id>_`` (``bleu_score``, ``chrf_char1_hyp``,
+    #: ``ter_edits``) unless a subclass sets another
+    @property
+    def column_prefix(self) -> str:
+        return f"{self.id}_"
+
     #: a pipeline counter this metric's statistics give: (counter name, statistic column), or None
     counter: Optional[Tuple[str, int]] = None
     #: the options, declared once (:class:`bleu_core.registry.Option`): the command-line flags, the
@@ -330,13 +334,19 @@ class Metric:
         is in the score's :meth:`Score.to_dict`: a key, a (key, index) pair for an entry of a
         list, or a callable of the dict. Names get :attr:`column_prefix`. The
         significance columns go right after ``signature``; ``n_pairs`` and ``nrefs``, shared by
-        every metric, go where the first metric lists them (else after the group keys)."""
+        every metric, are the table's own columns, after the group keys (a metric need not list them)."""
         raise NotImplementedError
 
     def pair_column_names(self) -> List[str]:
-        """Names of the per-pair output's columns: each statistic (``column_prefix`` + its name),
-        then the sentence score under the metric's id."""
-        return [self.column_prefix + name for name in self.stat_names()] + [self.id]
+        """Names of the per-pair output's columns: each statistic under its group-table name
+        (the :meth:`table_columns` entry whose field is that :class:`Stat`; else its
+        :meth:`stat_names` name), then the sentence score as ``score``, all with
+        :attr:`column_prefix`: a statistic has one name in both outputs."""
+        names = list(self.stat_names())
+        for name, _, field in self.table_columns():
+            if isinstance(field, Stat):
+                names[field.index] = name
+        return [self.column_prefix + name for name in names] + [self.column_prefix + "score"]
 
     def pair_columns(self, rows: np.ndarray) -> dict:
         """Columns of the per-pair output for these statistics rows (``int64[n, width]``)."""

@@ -67,9 +67,20 @@ def load(path) -> Dict:
     return json.loads(Path(path).read_text(encoding="utf-8"))
 
 
+def bleu_of(obj: Dict) -> Dict:
+    """BLEU's score object in a group's (or the corpus') JSON object: result documents of format 2
+    list every metric's object under ``scores``, one metric too; BLEU's is the one whose ``metric`` is
+    ``bleu``, and there is exactly one."""
+    found = [s for s in obj["scores"] if s["metric"] == "bleu"]
+    assert len(found) == 1, obj
+    return found[0]
+
+
 def comparable(doc: Dict) -> Dict:
-    """The parts of a result that must not depend on sharding, order or runner."""
-    def strip(b):
-        return {k: b[k] for k in ("score", "counts", "totals", "sys_len", "ref_len", "n_pairs", "signature")}
-    return {"corpus": strip(doc["corpus"]),
+    """The parts of a result that must not depend on sharding, order or runner (BLEU's)."""
+    def strip(g):
+        b = bleu_of(g)
+        return {"n_pairs": g["n_pairs"],
+                **{k: b[k] for k in ("score", "counts", "totals", "sys_len", "ref_len", "nrefs", "signature")}}
+    return {"metrics": doc["metrics"], "corpus": strip(doc["corpus"]),
             "groups": [(g["group_by"], g["key"], strip(g)) for g in doc["groups"]]}

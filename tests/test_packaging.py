@@ -104,5 +104,12 @@ def test_sdist_has_tests_examples_and_deploy_and_both_dists_carry_the_license(tm
         assert any(n.startswith(f"{kernel}.") and n.endswith(".so") for n in names), kernel
     # the pipeline/ folder is installed as the package `beambleu`: no generic top-level `pipeline` module
     assert "beambleu/cli.py" in names and "beambleu/__main__.py" in names
+    # every package folder, with its modules (a folder left out of [tool.setuptools] packages installs
+    # from a checkout in editable mode, and is missing from the wheel), and the result's JSON Schema
+    for root, target in (("pipeline", "beambleu"), ("bleu_core", "bleu_core")):
+        for init in (REPO / root).rglob("__init__.py"):
+            for module in init.parent.glob("*.py"):
+                assert f"{target}/{module.relative_to(REPO / root).as_posix()}" in names, module
+    assert "beambleu/groups/result.schema.json" in names
     assert {n.split("/")[0] for n in names if not n.startswith(f"{NAME}.dist-info")} == {"bleu_core", "beambleu"}
     assert not [n for n in names if n.startswith(("tests/", "examples/")) or n.endswith(".c")]

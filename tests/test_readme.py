@@ -45,7 +45,7 @@ README = TEXTS["README.md"]
 SKIP = {
     "python3 -m venv .venv && . .venv/bin/activate":
         "makes and enters the environment this test runs in",
-    'python3 -m venv .venv && . .venv/bin/activate && pip install -e ".[test,beam,dask,aws,gcp,plot,ja,ko,spm]" && pytest -n auto --dist loadgroup':
+    'python3 -m venv .venv && . .venv/bin/activate && pip install -e ".[test,beam,dask,aws,gcp,plot,ja,ko,spm,yaml]" && pytest -n auto --dist loadgroup':
         "the test suite itself (.ci/run runs it in a fresh environment)",
     "beambleu score ref.txt -i hyp.txt -tok flores200":
         "needs the flores200 model, which this offline machine cannot download (tests/beambleu/commands/test_cli_spm.py runs score "

@@ -4,7 +4,7 @@ It submits the beambleu job to Dataflow and returns without waiting for it to fi
 launcher VM would otherwise bill for the whole run). Template parameters are plain strings, so:
 
 - flags are ``true`` or ``false`` (``--lowercase=true``), not bare switches;
-- ``input`` and ``group_by`` take several values separated by ``;``
+- ``input``, ``group_by`` and ``keep`` take several values separated by ``;``
   (``--group_by=system,langpair;langpair`` means two grouping sets);
 - every other ``--name=value`` is passed on to ``beambleu run`` as it is, Beam's options included.
 """
@@ -18,9 +18,9 @@ from beambleu.commands.metric_options import template_switches
 
 #: template parameters that are on/off switches of `beambleu run`: its own, and every metric's switch as the
 #: metric registry declares it (BLEU's lowercase, ..., and those of installed metric plugins)
-FLAGS = ("overwrite", "confidence", "paired_bs", "paired_ar", *template_switches())
+FLAGS = ("overwrite", "carry_all", "confidence", "paired_bs", "paired_ar", *template_switches())
 #: template parameters that may carry several values separated by ";"
-REPEATABLE = ("input", "group_by")
+REPEATABLE = ("input", "group_by", "keep")
 
 
 class ParameterError(ValueError):

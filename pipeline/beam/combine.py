@@ -8,13 +8,14 @@ number of groups costs memory only in the combined tables themselves."""
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import List, Optional, Sequence
 
 import apache_beam as beam
 
 from ..groups.grouptable import GroupTable, merge, restore
 from ..groups.results import as_metric_set
 from ..io.inputs import InputSpec
+from ..io.keep import Keep
 from .count import BatchToStats, StatsConfig
 
 __all__ = ["ComputeBleu", "ComputeMetrics", "GroupTableAccumulator", "GroupTableCombineFn"]
@@ -125,17 +126,21 @@ class ComputeMetrics(beam.PTransform):
     stable hash of their key. ``grouptable.iter_rows`` gives a table's (key, accumulator) pairs.
 
     With ``sentence_dir`` set the result is a dict of two PCollections:
-    ``{"stats": ..., "sentence_parts": ...}``.
+    ``{"stats": ..., "sentence_parts": ...}``, the latter ``(path, pairs kept, pairs dropped)`` per
+    part written, each part carrying the input columns ``carry`` and the pairs for which every
+    ``keep`` condition holds (:mod:`beambleu.io.keep`).
     """
 
     def __init__(self, metrics, spec: Optional[InputSpec] = None, null_candidate: str = "error",
                  sentence_dir: Optional[str] = None, n_boot: int = 0, seed: int = 12345,
-                 system_column: str = "system", randomization: bool = False):
+                 system_column: str = "system", randomization: bool = False, carry: Sequence[str] = (),
+                 keep: Sequence[Keep] = ()):
         super().__init__()
         spec = spec or InputSpec()
         metrics = as_metric_set(metrics)
         self.config = StatsConfig(metrics, spec, null_candidate, sentence_dir, n_boot, seed,
-                                  "system" if spec.wide else system_column, randomization, metrics.resources())
+                                  "system" if spec.wide else system_column, randomization, metrics.resources(),
+                                  tuple(carry), tuple(keep))
 
     def expand(self, batches):
         fn = BatchToStats(self.config)

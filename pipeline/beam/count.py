@@ -5,7 +5,7 @@ per-pair parts of ``--sentence-output`` (:class:`BatchToStats`). Grouping set ``
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Tuple
 
 import apache_beam as beam
 import numpy as np
@@ -19,6 +19,7 @@ from bleu_core.resampling import counter as bootstrap
 
 from ..groups import accumulate as acc_ops, grouptable
 from ..io.inputs import InputSpec, PipelineInputError
+from ..io.keep import Keep, keep_mask
 
 __all__ = ["CORPUS_KEY", "NAMESPACE", "N_SHARDS", "BatchToStats", "StatsConfig", "as_triple", "corpus_table"]
 
@@ -46,6 +47,8 @@ class StatsConfig:
     system_column: str = "system"  # left out of the shard hash: a system and its baseline share a shard
     randomization: bool = False  # the replicates are the approximate randomization test's swapped totals
     resources: Optional[dict] = None  # the driver's MetricSet.resources(): every worker must load the same files
+    carry: Tuple[str, ...] = ()  # input columns the per-pair parts carry through (--carry-columns, --carry-all)
+    keep: Tuple[Keep, ...] = ()  # the per-pair parts hold only the pairs for which all hold (--keep)
 
 
 def as_triple(element):
@@ -242,8 +245,9 @@ class BatchToStats(beam.DoFn):
         return draw(stats, row_keys, cfg.n_boot, cfg.seed, group_sets, offset)
 
     def _write_part(self, source, first_row, batch, cand_col, stats):
-        """Per-pair rows of this batch as one Parquet part; the name is a function of the input,
-        so a retried bundle rewrites the same file."""
+        """Per-pair rows of this batch as one Parquet part (the rows ``--keep`` keeps, with the
+        carried columns), and how many pairs it kept and dropped; the name is a function of the
+        input, so a retried bundle rewrites the same file."""
         import hashlib
 
         import pyarrow.parquet as pq
@@ -259,10 +263,17 @@ class BatchToStats(beam.DoFn):
             cols["system"] = pa.array([cand_col] * batch.num_rows, pa.string())
         for c in spec.group_columns:
             cols[c] = batch.column(c)
+        for c in self.config.carry:
+            if c not in cols:
+                cols[c] = batch.column(c)
         for metric, part in zip(metrics, metrics.split(stats)):
             cols.update(metric.pair_columns(part))
+        table = pa.table(cols)
+        mask = keep_mask(table, self.config.keep)
+        if mask is not None:
+            table = table.filter(pa.array(mask))
         name = hashlib.sha1(f"{source}\0{first_row}\0{cand_col}".encode()).hexdigest()[:20]
         path = FileSystems.join(self.config.sentence_dir, f"part-{name}.parquet")
         with FileSystems.create(path) as fh:
-            pq.write_table(pa.table(cols), fh)
-        return path
+            pq.write_table(table, fh)
+        return path, table.num_rows, batch.num_rows - table.num_rows

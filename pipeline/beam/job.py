@@ -6,12 +6,13 @@ pipeline can apply it the same way."""
 
 from __future__ import annotations
 
-from typing import Dict, Optional
+from typing import Dict, Optional, Sequence
 
 import apache_beam as beam
 
 from ..groups.results import Significance, TableLayout
 from ..io.inputs import InputSpec, Plan
+from ..io.keep import Keep
 from ..io.outputs import Finalize, OutputConfig
 from .combine import ComputeMetrics
 from .pairing import CheckSegments
@@ -21,31 +22,37 @@ from .score import ScoreShards
 __all__ = ["ScoreJob"]
 
 
-def _sentence_part(path: str):
-    return "sentence", path
+def _sentence_part(part):
+    path, kept, dropped = part
+    return "sentence", path, kept, dropped
 
 
 class ScoreJob(beam.PTransform):
     """PBegin -> the written outputs' summary (one element). ``plan``: the planned input
     (:func:`beambleu.io.inputs.plan`); ``metrics``: a :class:`~bleu_core.protocol.MetricSet`;
     ``sig``: the intervals and paired tests asked for; ``layout``: the group table's columns;
-    ``out_cfg``: where each output is staged; ``inputs``: what the result document says of the input."""
+    ``out_cfg``: where each output is staged; ``inputs``: what the result document says of the input;
+    ``carry``: input columns the per-pair output carries; ``keep``: its filter (``--keep``)."""
 
     def __init__(self, plan: Plan, spec: InputSpec, metrics, sig: Significance, layout: TableLayout,
                  out_cfg: OutputConfig, inputs: Dict, *, batch_size: int, null_candidate: str = "error",
-                 progress: bool = False, label: Optional[str] = None):
+                 progress: bool = False, carry: Sequence[str] = (), keep: Sequence[Keep] = (),
+                 label: Optional[str] = None):
         super().__init__(label)
         self.plan, self.spec, self.metrics, self.sig, self.layout = plan, spec, metrics, sig, layout
         self.out_cfg, self.inputs = out_cfg, inputs
         self.batch_size, self.null_candidate, self.progress = batch_size, null_candidate, progress
+        self.carry, self.keep = tuple(carry), tuple(keep)
 
     def expand(self, pbegin):
         spec, sig, out_cfg = self.spec, self.sig, self.out_cfg
-        batches = pbegin | "ReadPairs" >> ReadPairs(self.plan.items, spec.columns, self.batch_size,
+        columns = list(dict.fromkeys([*spec.columns, *self.carry]))
+        batches = pbegin | "ReadPairs" >> ReadPairs(self.plan.items, columns, self.batch_size,
                                                     self.plan.total_rows, self.progress)
         computed = batches | "ComputeMetrics" >> ComputeMetrics(self.metrics, spec, self.null_candidate,
                                                                 out_cfg.sentence_tmp, sig.n_boot, sig.seed,
-                                                                sig.system_column, not sig.intervals)
+                                                                sig.system_column, not sig.intervals,
+                                                                self.carry, self.keep)
         stats = computed["stats"] if out_cfg.sentence_tmp else computed
         scored = stats | "ScoreShards" >> beam.ParDo(ScoreShards(self.metrics, spec, sig, self.layout,
                                                                  out_cfg.parts_tmp))

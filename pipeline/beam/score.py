@@ -4,7 +4,7 @@ into its JSON object."""
 
 from __future__ import annotations
 
-from typing import Dict, Iterator, List, Optional, Sequence
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 import apache_beam as beam
 
@@ -15,14 +15,22 @@ from ..groups.results import Significance, as_metric_set
 from ..io.inputs import InputSpec
 from .pairing import none_last
 
-__all__ = ["ScoreShards", "score_groups"]
+__all__ = ["ScoreShards", "score_groups", "scored_groups"]
 
 def score_groups(metrics, group_by: Sequence[str], table: grouptable.GroupTable,
                  sig: Optional[Significance] = None, system_column: str = "system",
                  chunk_rows: int = 4096) -> Iterator[List[Dict]]:
-    """The JSON objects of one combined table's groups, in its (canonical) key order, a chunk at a
-    time (memory: a chunk, plus the baseline's groups' results when testing), with the paired test
-    against the baseline's group of the same other key values when asked. A shard holds, for every
+    """The JSON objects of one combined table's groups (see :func:`scored_groups`), a chunk at a time."""
+    for chunk in scored_groups(metrics, group_by, table, sig, system_column, chunk_rows):
+        yield [d for d, _ in chunk]
+
+
+def scored_groups(metrics, group_by: Sequence[str], table: grouptable.GroupTable,
+                  sig: Optional[Significance] = None, system_column: str = "system",
+                  chunk_rows: int = 4096) -> Iterator[List[Tuple[Dict, object]]]:
+    """The JSON objects of one combined table's groups with their accumulators, in its (canonical)
+    key order, a chunk at a time (memory: a chunk, plus the baseline's groups' results when
+    testing), with the paired test against the baseline's group of the same other key values when asked. A shard holds, for every
     group of a set including the system column, the baseline's group with the same other key
     values (the shard hash leaves the system column out), so the test is done here, shard by shard."""
     metrics = as_metric_set(metrics)
@@ -50,7 +58,7 @@ def score_groups(metrics, group_by: Sequence[str], table: grouptable.GroupTable,
                     part["p_value"] = None
                 if key[pos] != sig.baseline:
                     d["paired_note"] = "the baseline has no pairs in this group"
-        docs.append(d)
+        docs.append((d, acc))
         if len(docs) == chunk_rows:
             yield docs
             docs = []
@@ -73,7 +81,7 @@ class ScoreShards(beam.DoFn):
 
         (g, shard), table = element
         if g == -1:
-            yield "corpus", results.group_doc(self.metrics, table.accs[0], self.sig)
+            yield "corpus", {"group_by": [], "key": {}, **results.group_doc(self.metrics, table.accs[0], self.sig)}
             return
         system = "system" if self.spec.wide else self.sig.system_column
         if self.sig.paired and not self.spec.wide and g == _first_set_with(self.spec.group_by, system):

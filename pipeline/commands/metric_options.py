@@ -109,6 +109,13 @@ def _metric_list(ids):
     return parse
 
 
+class _Joined(argparse.Action):
+    """``run -m bleu chrf,ter``: the ids of every value, in order, once each."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, list(dict.fromkeys(i for ids in values for i in ids)))
+
+
 def add_metric_arguments(p, run: bool, taken: Callable[[], frozenset]) -> None:
     """``--metrics`` and every metric's options (a metric's flags are accepted, and ignored as
     sacrebleu ignores them, when the metric is not selected). ``taken()``: every option string of
@@ -119,8 +126,10 @@ def add_metric_arguments(p, run: bool, taken: Callable[[], frozenset]) -> None:
     classes = _usable(run, taken)
     ids = tuple(cls.id for cls in classes)
     if run:
-        p.add_argument("--metrics", type=_metric_list(ids), default=["bleu"], metavar="M[,M...]",
-                       help=f"metrics computed in the same pass: {', '.join(ids)} (default: bleu)")
+        p.add_argument("--metrics", "-m", nargs="+", type=_metric_list(ids), action=_Joined, default=["bleu"],
+                       metavar="METRIC",
+                       help=f"metrics computed in the same pass: {', '.join(ids)}, as in score (-m bleu chrf) or "
+                            "comma-separated (--metrics bleu,chrf) (default: bleu)")
     else:
         p.add_argument("--metrics", "-m", nargs="+", choices=ids, default=["bleu"], metavar="METRIC",
                        help=f"metrics to compute: {', '.join(ids)} (default: bleu)")

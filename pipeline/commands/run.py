@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import sys
+import tempfile
 import time
 from typing import Dict, List, Optional
 
@@ -28,7 +29,7 @@ from bleu_core.scoring import Interval, Paired
 from ..beam.job import ScoreJob
 from ..beam.runners import (DASK_NAMES, beam_option_parser, check_job_endpoint, close_result as _close,
                             import_dask_runner, partition_dask_input, pipeline_options, scale_local_runner,
-                            wait_until_finish, wants_dask)
+                            wait_until_finish, wants_dask, with_progress)
 from ..errors import OutputError, UsageError
 from ..groups import results
 from ..groups.document import score_parts
@@ -37,15 +38,17 @@ from ..groups.results import BOOTSTRAP, RANDOMIZATION, Significance
 from ..io import ownership
 from ..io.inputs import (ERROR_MARK, InputSpec, PipelineInputError, absolute, check_object_stores, check_store_extras,
                          plan)
+from ..io.keep import parse_keep
 from ..io.outputs import OutputConfig, check_groups_output, commit, prepare_staging, read_summary
 from ..io.ownership import release_locks
 from .metric_options import metrics_from_args
 from .run_options import BeamBleuOptions
 from .significance import n_boot, n_trials, resolve_seed
-from .stderr_filter import emergency_exit
+from .stderr_filter import emergency_exit, terminal
 
-__all__ = ["build_parser", "check_args", "check_pair_columns", "disk_full", "extract_input_error", "input_spec",
-           "key_types", "read_files", "run", "significance_config", "summary_lines", "typed_baseline"]
+__all__ = ["build_parser", "carried_columns", "check_args", "check_pair_columns", "disk_full", "extract_input_error",
+           "input_spec", "keep_conditions", "key_types", "read_files", "run", "significance_config", "summary_lines",
+           "typed_baseline"]
 
 
 def build_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -71,7 +74,12 @@ def check_args(args) -> None:
     if not args.input:
         raise UsageError("--input is required")
     if not args.output and not args.groups_output and not args.sentence_output:
-        raise UsageError("nothing to write: give --output (and/or --groups-output, --sentence-output)")
+        if args.detach:
+            raise UsageError("--detach: nothing would be written nor printed: give --output (and/or "
+                             "--groups-output, --sentence-output)")
+        if (args.runner or "").lower() in ("dataflowrunner", "dataflow"):
+            raise UsageError("--runner DataflowRunner: its workers cannot reach this machine's scratch folder: give "
+                             "--output (and/or --groups-output, --sentence-output)")
     if args.reference_columns and args.references_column != "references":
         raise UsageError("give either --references-column or --reference-columns, not both")
     if args.candidate_columns and args.candidate_column != "candidate":
@@ -100,6 +108,12 @@ def check_args(args) -> None:
                 raise UsageError(f"{test} needs a --group-by that includes --system-column {args.system_column}")
     elif args.baseline:
         raise UsageError("--baseline is for --paired-bs and --paired-ar")
+    for flag, given in (("--carry-columns", args.carry_columns), ("--carry-all", args.carry_all),
+                        ("--keep", args.keep)):
+        if given and not args.sentence_output:
+            raise UsageError(f"{flag} is for --sentence-output (the per-pair output)")
+    if args.carry_columns and args.carry_all:
+        raise UsageError("give either --carry-columns or --carry-all, not both")
 
 
 def key_types(spec: InputSpec, schema) -> dict:
@@ -121,17 +135,47 @@ def key_types(spec: InputSpec, schema) -> dict:
     return types
 
 
-def check_pair_columns(spec: InputSpec, metrics) -> None:
-    """The per-pair output's columns are the row identity, the group columns and each metric's:
-    an input column named like a metric's (``bleu``, ``c``, ``chrf_char1_hyp``, ...) is bad usage,
-    not a column silently replaced."""
+def check_pair_columns(spec: InputSpec, metrics, carry=()) -> None:
+    """The per-pair output's columns are the row identity, the group columns, the carried columns
+    and each metric's: an input column named like a metric's (``bleu_score``, ``chrf_char1_hyp``,
+    ...) or like ``file``/``row`` (when carried) is bad usage, not a column silently replaced."""
     ours = {"file", "row"} | ({"system"} if spec.wide else set())
     theirs = ({spec.id_column} if spec.id_column else set()) | set(spec.group_columns)
     names = [n for m in metrics for n in m.pair_column_names()]
-    clash = sorted((ours | theirs) & set(names))
+    clash = sorted((ours | theirs | set(carry)) & set(names))
     if clash:
         raise UsageError(f"--sentence-output: column {clash[0]!r} of the input has the name of a per-pair statistic "
                          f"or score of {', '.join(m.name for m in metrics)}; rename it")
+    clash = sorted(set(carry) & (ours - theirs))
+    if clash:
+        raise UsageError(f"--sentence-output: the carried input column {clash[0]!r} has the name of a column "
+                         "beambleu writes there; rename it")
+
+
+def carried_columns(args, spec: InputSpec, schema, where: str) -> tuple:
+    """The input columns ``--carry-columns`` (each must be in the input: else bad input naming
+    ``where``, a file) or ``--carry-all`` (every column but those the per-pair output has
+    anyway; with wide input, the systems' candidate columns too, since each pair is one of them)."""
+    if args.carry_all:
+        skip = {"file", "row"} | ({"system"} if spec.wide else set())
+        return tuple(c for c in schema.names if c not in skip)
+    for c in args.carry_columns or ():
+        if c not in schema.names:
+            raise PipelineInputError(f"{where}: column {c!r} not found (--carry-columns; columns: "
+                                     f"{', '.join(schema.names)})")
+    return tuple(dict.fromkeys(args.carry_columns or ()))
+
+
+def keep_conditions(args, metrics) -> tuple:
+    """``--keep`` as :class:`beambleu.io.keep.Keep` conditions over the metrics' per-pair columns
+    (a metric id alone names its sentence score): bad usage when one is malformed or names
+    another column."""
+    columns = [n for m in metrics for n in m.pair_column_names()]
+    aliases = {m.id: m.column_prefix + "score" for m in metrics}
+    try:
+        return tuple(parse_keep(text, columns, aliases) for text in args.keep or ())
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def significance_config(args, width: int):
@@ -260,32 +304,42 @@ def run(args, beam_argv: List[str]) -> int:
     if dry_run and (args.runner or "").lower() not in ("dataflowrunner", "dataflow"):
         raise UsageError("--dry_run is only supported with --runner DataflowRunner")
     check_object_stores(args.input if dry_run else paths, opts)  # a dry run never touches its outputs
+    # without any output the job only prints its result: its scratch (the scored parts, the summary)
+    # goes to a temporary folder of this machine, which the workers of a local or same-machine runner reach
+    scratch = None if any((args.output, args.groups_output, args.sentence_output)) else \
+        tempfile.mkdtemp(prefix="beambleu-run-")
     out_cfg = OutputConfig.staged(*(absolute(p) if p else None
                                     for p in (args.output, args.groups_output, args.sentence_output)),
-                                  commit_in_job=args.detach, json_groups_limit=args.json_groups_limit)
-    if not dry_run:
-        check_job_endpoint(opts)
-
-    # no other run may write these outputs while this one runs (a dry run never touches them)
-    locks = [] if dry_run else ownership.take_locks(out_cfg.targets())
-    guard = _SignalGuard(out_cfg, locks=locks)
+                                  commit_in_job=args.detach, json_groups_limit=args.json_groups_limit,
+                                  anchor=scratch and os.path.join(scratch, "result"),
+                                  keep=[k.text for k in keep_conditions(args, metrics)])
     try:
-        with guard:
-            return _run_job(args, beam_argv, spec, metrics, sig, opts, runner_obj, out_cfg, dry_run, guard)
+        if not dry_run:
+            check_job_endpoint(opts)
+        # no other run may write these outputs while this one runs (a dry run never touches them)
+        locks = [] if dry_run else ownership.take_locks(out_cfg.targets())
+        guard = _SignalGuard(out_cfg, locks=locks)
+        try:
+            with guard:
+                return _run_job(args, beam_argv, spec, metrics, sig, opts, runner_obj, out_cfg, dry_run, guard)
+        finally:
+            ownership.release_locks(locks)
     finally:
-        ownership.release_locks(locks)
+        if scratch:
+            shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _run_job(args, beam_argv, spec, metrics, sig, opts, runner_obj, out_cfg, dry_run, guard) -> int:
     t0 = time.monotonic()
-    the_plan = plan(args.input, spec)
+    the_plan = plan(args.input, spec, input_format=getattr(args, "input_format", "auto"))
     if sig.paired and not spec.wide:
         sig = typed_baseline(sig, the_plan.schema)
     if not dry_run:  # a dry run builds the job but never touches its outputs
         for t in out_cfg.targets():  # what a run that died left: its commit finished or undone, its staging
             ownership.recover_commit(t.path)
             ownership.remove_stale_staging(t.path)
-        ownership.check_outputs(out_cfg.targets(), [*the_plan.files, *read_files(metrics)], args.overwrite)
+        ownership.check_outputs(out_cfg.targets(), [*the_plan.files, *the_plan.directories, *read_files(metrics)],
+                                args.overwrite)
     local = runner_obj is not None and type(runner_obj).__name__ == "FnApiRunner"
     if local:
         scale_local_runner(opts, beam_argv, the_plan.total_rows)
@@ -297,15 +351,22 @@ def _run_job(args, beam_argv, spec, metrics, sig, opts, runner_obj, out_cfg, dry
         print(f"beambleu: {the_plan.total_rows:,} pairs in {len(the_plan.files)} files, "
               f"{len(the_plan.items)} row groups; planning took {time.monotonic() - t0:.1f} s",
               file=sys.stderr, flush=True)
+    watch = None  # the one progress line of the job (beambleu.beam.progress); a pair is a row and a candidate column
+    if args.progress == "on" or (args.progress == "auto" and not args.detach):
+        pairs = the_plan.total_rows * len(spec.candidate_columns) if the_plan.total_rows else None
+        runner_obj, watch = with_progress(runner_obj, opts, pairs, terminal())
     try:
         layout = results.TableLayout(key_types(spec, the_plan.schema), metrics, sig)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    carry = ()
     if out_cfg.sentence_tmp:
-        check_pair_columns(spec, metrics)
+        carry = carried_columns(args, spec, the_plan.schema, the_plan.files[0])
+        check_pair_columns(spec, metrics, carry)
     p = beam.Pipeline(runner=runner_obj, options=opts)
     _ = p | "ScoreJob" >> ScoreJob(the_plan, spec, metrics, sig, layout, out_cfg, inputs, batch_size=args.batch_size,
-                                   null_candidate=args.null_candidate, progress=progress)
+                                   null_candidate=args.null_candidate, progress=progress, carry=carry,
+                                   keep=keep_conditions(args, metrics))
     t1 = time.monotonic()
     result = None
     guard.pipeline = p
@@ -330,7 +391,7 @@ def _run_job(args, beam_argv, spec, metrics, sig, opts, runner_obj, out_cfg, dry
             print(f"beambleu: job submitted{f' as {job}' if job else ''}; not waiting (--detach), "
                   f"outputs are written when it finishes", file=sys.stderr, flush=True)
             return 0
-        wait_until_finish(result, opts)
+        wait_until_finish(result, opts, watch)
         with guard.deferred():  # SIGINT/SIGTERM wait for the renames: all outputs or none
             commit(out_cfg)
             guard.staged = False
@@ -469,12 +530,19 @@ def _score_line(head: str, d: Dict) -> str:
 
 def summary_lines(summary: Dict, cfg) -> List[str]:
     """What ``beambleu run`` prints on stdout when the job has ended: the corpus score in
-    sacrebleu's text form, then the first groups, and where the rest are."""
+    sacrebleu's text form (saying that it pools the groups, when there are), then the first groups,
+    and where the rest are."""
     corpus, groups = summary["corpus"], summary["groups"]
-    lines = [_score_line(f"{d['name']}|{d['signature']}", d) for d in score_parts(corpus)]
+    columns = list(dict.fromkeys(c for gs in summary["grouping_sets"] for c in gs["group_by"]))
+    pooled = f"corpus (all {corpus['n_pairs']:,} pairs, every {'/'.join(columns)} pooled): " if columns else ""
+    lines = [_score_line(f"{pooled}{d['name']}|{d['signature']}", d) for d in score_parts(corpus)]
     for g in groups:
         key = ",".join(f"{c}={'null' if g['key'][c] is None else g['key'][c]}" for c in g["group_by"])
         lines += [_score_line(f"{key}: {d['name']}", d) for d in score_parts(g)]
+    filtered = summary.get("sentence_output")
+    if filtered:
+        lines.append(f"--keep {' and '.join(filtered['keep'])}: {filtered['kept']:,} pairs kept, "
+                     f"{filtered['dropped']:,} dropped in {cfg.sentence_output}")
     total = sum(gs["groups"] for gs in summary["grouping_sets"])
     if total > len(groups):  # the group table has every group; without it, the JSON document has
         where = cfg.groups_output or cfg.output or "no output (give --output or --groups-output)"

@@ -47,17 +47,25 @@ class BeamBleuOptions(PipelineOptions):
     def _add_argparse_args(cls, parser):
         parser = _Underscored(parser)
         g = parser.add_argument_group("input")
-        g.add_argument("--input", action="append", metavar="GLOB",
-                       help="Parquet shards (glob; repeatable; local paths, gs://, s3:// with the extras)")
+        g.add_argument("--input", action="append", metavar="PATH",
+                       help="the pairs: a file, a glob or a directory (every data file under it; hidden files, "
+                            "_SUCCESS, _* and beambleu's manifest skipped; col=value/ folders become string columns); "
+                            "repeatable; local paths, gs://, s3:// with the extras")
+        g.add_argument("--input-format", choices=["auto", "parquet", "jsonl", "csv", "tsv"], default="auto",
+                       help="the input files' format (auto: by extension, .jsonl/.json/.ndjson, .csv, .tsv, "
+                            "each also .gz/.bz2/.zst, else Parquet; another value reads every file as that format; "
+                            "default: %(default)s)")
         g.add_argument("--candidate-column", default="candidate", metavar="COL",
                        help="string column of candidates (default: %(default)s)")
         g.add_argument("--candidate-columns", type=_csv, default=None, metavar="A,B",
                        help="wide input: one string column per system sharing the references; each becomes "
                             "the group system=<column>")
         g.add_argument("--references-column", default="references", metavar="COL",
-                       help="list<string> column of references, null entries = missing (default: %(default)s)")
+                       help="list<string> column of references, null entries = missing (JSON Lines: or one string; "
+                            "CSV/TSV: one reference per row) (default: %(default)s)")
         g.add_argument("--reference-columns", type=_csv, default=None, metavar="A,B",
-                       help="one string column per reference instead (nulls = missing)")
+                       help="one string column per reference instead (nulls = missing; CSV/TSV: an empty field is a missing "
+                            "reference)")
         g.add_argument("--null-candidate", choices=["error", "empty"], default="error",
                        help="a null candidate is an error (default) or scored as the empty string")
         g.add_argument("--id-column", default=None, metavar="COL",
@@ -78,9 +86,19 @@ class BeamBleuOptions(PipelineOptions):
         g.add_argument("--sentence-output", metavar="DIR", default=None,
                        help="per-pair Parquet: row identity, each metric's statistics and sentence score (BLEU's "
                             "with effective order on)")
+        g.add_argument("--carry-columns", type=_csv, default=None, metavar="A,B",
+                       help="--sentence-output also carries these input columns (e.g. the candidate and the "
+                            "references, to filter a corpus)")
+        g.add_argument("--carry-all", action="store_true",
+                       help="--sentence-output carries every input column")
+        g.add_argument("--keep", action="append", default=None, metavar="EXPR",
+                       help="--sentence-output keeps only the pairs for which EXPR holds, e.g. 'chrf>=40' or "
+                            "'bleu_sys_len>5' (a per-pair column, one of < <= > >= == !=, a number; repeatable: "
+                            "all must hold); the summary counts the pairs kept and dropped")
         g.add_argument("--overwrite", action="store_true", help="replace existing outputs")
         g.add_argument("--progress", choices=["auto", "on", "off"], default="auto",
-                       help="progress lines on stderr (auto: on for local runners)")
+                       help="one progress line on stderr: pairs done of all, percent, pairs/s, ETA (a bar on a "
+                            "terminal, plain lines otherwise; auto: on unless --detach; off: none)")
         g.add_argument("--verbose", action="store_true",
                        help="show Beam's own log output (by default it goes to a log file, named if the job fails)")
         g.add_argument("--detach", action="store_true",

@@ -2,10 +2,9 @@
 
 The scores themselves come from the score stage (:mod:`bleu_core.scoring`); this module only
 shapes its results as ``beambleu run`` writes them. ``group_doc`` makes the JSON object of one
-accumulator: with one metric, that metric's object (sacrebleu's fields, the statistics, the
-interval when bootstrapped, the paired test's fields when tested) plus ``n_pairs``; with several,
-``{"n_pairs", "scores": [one object per metric]}`` (sacrebleu's ``-f json`` prints a list for
-several metrics too). ``TableLayout`` and ``part_table`` make the group table's columns (each
+accumulator, whatever the number of metrics: ``{"n_pairs", "scores": [one object per metric]}``,
+each object the metric's id, sacrebleu's fields (counts typed), the statistics, the interval when
+bootstrapped and the paired test's fields when tested. ``TableLayout`` and ``part_table`` make the group table's columns (each
 metric's :meth:`~bleu_core.protocol.Metric.table_columns`): statistics and ``n_pairs`` straight
 from the accumulators, keys from the groups' Arrow keys, scores from the scored objects.
 """
@@ -13,6 +12,7 @@ from the accumulators, keys from the groups' Arrow keys, scores from the scored 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from functools import partial
 from typing import Dict, List, NamedTuple, Optional, Sequence, Union
@@ -26,9 +26,9 @@ from bleu_core.protocol import Metric, MetricSet, Stat
 from . import accumulate as acc_ops
 from .document import JSON_COLUMN, score_parts  # noqa: F401  (part of this module's API)
 
-__all__ = ["BOOTSTRAP", "N_PAIRS", "RANDOMIZATION", "SHARED", "TABLE_CONFIDENCE", "TABLE_PAIRED", "Significance",
-           "TableLayout", "Totals", "as_metric_set", "bleu_dict", "group_doc", "part_table", "result_dict", "score_acc",
-           "small_group_note"]
+__all__ = ["BOOTSTRAP", "COUNT_FIELDS", "N_PAIRS", "RANDOMIZATION", "SHARED", "TABLE_CONFIDENCE", "TABLE_PAIRED",
+           "Significance", "TableLayout", "Totals", "as_metric_set", "bleu_dict", "group_doc", "part_table", "result_dict", "score_acc",
+           "small_group_note", "typed_fields"]
 
 
 #: significance fields of a metric that become columns of the group table (after its signature)
@@ -84,10 +84,33 @@ def score_acc(metrics: MetricSet, acc: np.ndarray, sig: Optional[Significance] =
     return scoring.score_all(metrics, acc_ops.stats_of(acc, k), acc_ops.nrefs_of(acc), replicates, resampling)
 
 
-def result_dict(result: scoring.MetricResult, paired: Optional[scoring.Paired] = None) -> Dict:
-    """One metric's JSON object: sacrebleu's fields and the statistics, the interval when
-    bootstrapped, and the paired test's fields when given."""
-    d = result.score.to_dict()
+#: the signature fields that hold a count (sacrebleu writes them as text): an integer in the result
+#: document; ``nrefs`` is null when the pairs' reference counts vary (the signature's ``nrefs:var``)
+COUNT_FIELDS = ("nrefs", "nc", "nw", "bs", "seed")
+_DIGITS = re.compile(r"[0-9]+")
+
+
+def typed_fields(d: Dict) -> Dict:
+    """sacrebleu's JSON object with the signature's counts (:data:`COUNT_FIELDS`) as integers
+    (``nrefs`` null for ``var``); every other field (``tok``, ``case``, a plugin's) as it is."""
+    out = dict(d)
+    for k in COUNT_FIELDS:
+        v = out.get(k)
+        if isinstance(v, str) and _DIGITS.fullmatch(v):
+            out[k] = int(v)
+        elif k == "nrefs" and v == "var":
+            out[k] = None
+    return out
+
+
+def result_dict(result: scoring.MetricResult, paired: Optional[scoring.Paired] = None,
+                metric: Optional[Metric] = None) -> Dict:
+    """One metric's JSON object: its ``metric`` id, sacrebleu's fields (counts typed, see
+    :func:`typed_fields`) and the statistics, the interval when bootstrapped, and the paired
+    test's fields when given."""
+    d = typed_fields(result.score.to_dict())
+    if metric is not None:
+        d = {"metric": metric.id, **d}
     ci = result.interval
     if ci is not None:
         d.update(confidence_mean=ci.mean, confidence_low=ci.low, confidence_high=ci.high,
@@ -115,9 +138,7 @@ def group_doc(metrics, acc: np.ndarray, sig: Optional[Significance] = None,
     has them already (``scored``), with each metric's paired test (``paired``)."""
     metrics = as_metric_set(metrics)
     scored = score_acc(metrics, acc, sig) if scored is None else scored
-    parts = [result_dict(r, None if paired is None else paired[i]) for i, r in enumerate(scored)]
-    if len(parts) == 1:
-        return {**parts[0], "n_pairs": acc_ops.n_pairs(acc)}
+    parts = [result_dict(r, None if paired is None else paired[i], metrics[i]) for i, r in enumerate(scored)]
     return {"n_pairs": acc_ops.n_pairs(acc), "scores": parts}
 
 
@@ -178,23 +199,20 @@ class TableLayout:
     :meth:`~bleu_core.protocol.Metric.table_columns` (named with its ``column_prefix``; a
     :class:`~bleu_core.protocol.Stat` is taken straight from the accumulators' totals, the rest
     from the scored group's JSON object), its significance columns right after its ``signature``
-    when bootstrapped; ``n_pairs`` (from the accumulators) and ``nrefs`` once, where the first
-    metric lists them (else right after the keys)."""
+    when bootstrapped; ``n_pairs`` (from the accumulators) and ``nrefs`` (an integer, null when the
+    reference counts vary) once, right after the keys: the same columns whatever the metrics."""
 
     def __init__(self, key_types: Dict[str, pa.DataType], metrics, sig: Optional[Significance] = None):
         metrics = as_metric_set(metrics)
         cols = [("group_by", pa.string(), _group_by)]
         cols += [(c, t, partial(_key, c)) for c, t in key_types.items()]
-        shared = [("n_pairs", pa.int64(), N_PAIRS), ("nrefs", pa.string(), partial(_shared, "nrefs"))]
-        if not any(name in SHARED for name, _, _ in metrics[0].table_columns()):
-            cols += shared
+        shared = [("n_pairs", pa.int64(), N_PAIRS), ("nrefs", pa.int64(), partial(_shared, "nrefs"))]
+        cols += shared
         offset = 0  # where the metric's statistics start in an accumulator
         for i, metric in enumerate(metrics):
             prefix = metric.column_prefix
             for name, typ, field in metric.table_columns():
                 if name in SHARED:
-                    if i == 0:
-                        cols += [c for c in shared if c[0] == name]
                     continue
                 get = Totals(offset + field.index) if isinstance(field, Stat) else partial(_field, i, field)
                 cols.append((prefix + name, typ, get))

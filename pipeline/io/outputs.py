@@ -23,7 +23,7 @@ import pyarrow as pa
 
 from ..errors import UsageError
 from ..groups import grouptable
-from ..groups.document import JSON_COLUMN, score_parts
+from ..groups.document import FORMAT_VERSION, JSON_COLUMN, score_parts
 from ..groups.grouptable import key_table
 from . import ownership
 from .inputs import InputSpec, PipelineInputError
@@ -52,16 +52,20 @@ class OutputConfig:
     parts_tmp: Optional[str] = None
     #: what the driver prints when the job has ended (never committed)
     summary_tmp: Optional[str] = None
+    #: the --keep expressions the per-pair output was filtered by (their texts, for the record)
+    keep: tuple = ()
 
     @classmethod
     def staged(cls, output=None, groups_output=None, sentence_output=None, commit_in_job=False,
-               json_groups_limit=None) -> "OutputConfig":
+               json_groups_limit=None, anchor=None, keep=()) -> "OutputConfig":
+        """Each target's staging path, and the scratch (scored parts, summary) beside the first
+        target, or beside ``anchor`` (a path of a scratch folder) when there is none."""
         def tmp(path):
             return ownership.staging_path(path) if path else None
 
-        anchor = output or groups_output or sentence_output
+        anchor = output or groups_output or sentence_output or anchor
         return cls(output, groups_output, sentence_output, tmp(output), tmp(groups_output), tmp(sentence_output),
-                   commit_in_job, json_groups_limit, tmp(anchor), tmp(anchor))
+                   commit_in_job, json_groups_limit, tmp(anchor), tmp(anchor), tuple(keep))
 
     def pairs(self):
         """(staged, target, kind) in commit order: the per-pair directory first, the JSON last."""
@@ -350,6 +354,7 @@ class Finalize:
         cfg = self.cfg
         try:
             corpus, parts, sentence, systems, segments = None, {}, [], None, []
+            kept = dropped = 0
             for e in elements:
                 if e[0] == "corpus":
                     corpus = e[1]
@@ -359,17 +364,19 @@ class Finalize:
                     systems = (systems or set()) | set(e[2])
                 elif e[0] in ("segments", "repeated"):
                     segments.append(e)
-                else:
+                else:  # ("sentence", path, pairs kept, pairs dropped)
                     sentence.append(e[1])
+                    kept, dropped = kept + e[2], dropped + e[3]
             if corpus is None:
                 raise ValueError("no pairs were scored")
             if systems is not None:
                 check_baseline(self.sig, systems)
                 check_segments(self.sig, self.spec, segments)
-            signatures = [part["signature"] for part in score_parts(corpus)]
             counts = {g: sum(n for _, n in ps) for g, ps in parts.items()}
             sets = grouping_sets(counts, self.spec, cfg)
-            head = {"signature": signatures[0] if len(signatures) == 1 else signatures, "corpus": corpus,
+            head = {"format_version": FORMAT_VERSION,
+                    "metrics": [{k: part[k] for k in ("metric", "name", "signature")} for part in score_parts(corpus)],
+                    "corpus": corpus,
                     "grouping_sets": sets,
                     "inputs": {**self.inputs, "pairs": corpus["n_pairs"]}}
             if self.sig is not None and self.sig.n_boot:
@@ -377,10 +384,15 @@ class Finalize:
                 head["bootstrap"] = {"n": self.sig.n_boot, "seed": self.sig.seed, "method": method,
                                      "paired": self.sig.paired, "baseline": self.sig.baseline,
                                      "system_column": "system" if self.spec.wide else self.sig.system_column}
+            filtered = None
             if cfg.sentence_output:
                 head["inputs"]["sentence_parts"] = len({p.rsplit("/", 1)[-1] for p in sentence})
+                if cfg.keep:
+                    filtered = {"keep": list(cfg.keep), "kept": kept, "dropped": dropped}
+                    head["sentence_output"] = filtered
                 if exists(cfg.sentence_tmp):
-                    finish_sentence_dir(sentence, cfg, {"pairs": corpus["n_pairs"], "corpus": corpus})
+                    finish_sentence_dir(sentence, cfg, {"pairs": corpus["n_pairs"], "corpus": corpus,
+                                                        **({"filter": filtered} if filtered else {})})
             table = TableWriter(cfg.groups_output, cfg.groups_tmp, self.schema) \
                 if cfg.groups_output and exists(cfg.groups_tmp) else None
             doc = _JsonWriter(cfg.output_tmp, head) if cfg.output and exists(cfg.output_tmp) else None
@@ -402,7 +414,8 @@ class Finalize:
             if cfg.commit_in_job:  # nobody waits to print a summary
                 commit(cfg)
             else:
-                _write(cfg.summary_tmp, json.dumps({"corpus": corpus, "groups": shown, "grouping_sets": sets},
+                _write(cfg.summary_tmp, json.dumps({"corpus": corpus, "groups": shown, "grouping_sets": sets,
+                                                    "sentence_output": filtered},
                                                    ensure_ascii=False).encode("utf-8"))
         except BaseException:
             _reset_staged(cfg)

@@ -157,22 +157,28 @@ def test_run_bleu_and_the_plugin_per_group(plugin_path, tmp_path):
     assert proc.returncode == 0, proc.stderr
     doc = json.loads((out / "r.json").read_text(encoding="utf-8"))
     bleu, lenratio = doc["corpus"]["scores"]
-    assert bleu["name"] == "BLEU" and doc["corpus"]["n_pairs"] == 4
-    assert lenratio == {"name": "LenRatio", "score": 100 * (3 + 4 + 2 + 3) / (6 + 2 + 5 + 2),  # 80.0
+    assert (bleu["metric"], bleu["name"]) == ("bleu", "BLEU") and doc["corpus"]["n_pairs"] == 4
+    # the signature's nrefs:var is a null nrefs (the reference counts vary)
+    assert lenratio == {"metric": "lenratio", "name": "LenRatio", "score": 100 * (3 + 4 + 2 + 3) / (6 + 2 + 5 + 2),
                         "signature": "nrefs:var|ref:first|version:beambleu_lenratio-0.1.0",
-                        "verbose_score": "(hyp_len = 12 ref_len = 15)", "nrefs": "var",
+                        "verbose_score": "(hyp_len = 12 ref_len = 15)", "nrefs": None,
                         "ref": "first", "version": "beambleu_lenratio-0.1.0", "hyp_len": 12, "ref_len": 15}
+    assert [m["metric"] for m in doc["metrics"]] == ["bleu", "lenratio"]
+    assert doc["metrics"][1] == {"metric": "lenratio", "name": "LenRatio", "signature": lenratio["signature"]}
     groups = {g["key"]["system"]: g["scores"][1] for g in doc["groups"]}
     assert groups["a"]["score"] == 100 * (3 + 4) / (6 + 2)  # 87.5
     assert groups["b"]["score"] == 100 * (2 + 3) / (5 + 2)
-    assert (groups["a"]["nrefs"], groups["b"]["nrefs"]) == ("2", "1")
+    assert (groups["a"]["nrefs"], groups["b"]["nrefs"]) == (2, 1)
     by_system = {row["system"]: row for row in pacsv.read_csv(out / "groups.csv").to_pylist()}
     assert by_system["a"]["lenratio_score"] == 87.5 and by_system["b"]["lenratio_score"] == 100 * 5 / 7
     assert (by_system["a"]["lenratio_hyp_len"], by_system["a"]["lenratio_ref_len"]) == (7, 8)
     assert by_system["b"]["lenratio_signature"] == "nrefs:1|ref:first|version:beambleu_lenratio-0.1.0"
-    assert "score" in by_system["a"] and "lenratio_bp" not in by_system["a"]  # BLEU's columns keep their names
+    assert (by_system["a"]["nrefs"], by_system["b"]["nrefs"]) == (2, 1)
+    # every metric's columns have its id as prefix, BLEU's too; none has another's
+    assert "bleu_score" in by_system["a"] and "score" not in by_system["a"] and "lenratio_bp" not in by_system["a"]
     parts = pq.read_table(next((out / "pairs").glob("*.parquet"))).to_pylist()
-    pairs = sorted((r["lenratio_hyp_len"], r["lenratio_ref_len"], r["lenratio"]) for r in parts)
+    assert "bleu_score" in parts[0] and "lenratio" not in parts[0]
+    pairs = sorted((r["lenratio_hyp_len"], r["lenratio_ref_len"], r["lenratio_score"]) for r in parts)
     assert pairs == sorted([(3, 6, 100 * 3 / 6), (4, 2, 100 * 4 / 2), (2, 5, 100 * 2 / 5), (3, 2, 100 * 3 / 2)])
 
 

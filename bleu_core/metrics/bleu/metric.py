@@ -34,7 +34,6 @@ class Bleu(Metric):
 
     id = "bleu"
     #: BLEU's group-table columns keep the names they always had (``score``, ``bp``, ...)
-    column_prefix = ""
     counter = ("candidate_tokens", 0)
     option_group = "BLEU options (as in sacrebleu)"
     options = (
@@ -174,7 +173,6 @@ class Bleu(Metric):
         order = self.max_ngram_order  # statistics: [sys_len, ref_len, counts_1..N, totals_1..N]
         cols = [("score", pa.float64(), "score"), ("bp", pa.float64(), "bp"), ("ratio", pa.float64(), "ratio"),
                 ("sys_len", pa.int64(), Stat(0)), ("ref_len", pa.int64(), Stat(1)),
-                ("n_pairs", pa.int64(), "n_pairs"), ("nrefs", pa.string(), "nrefs"),
                 ("signature", pa.string(), "signature")]
         for n in range(order):
             cols += [(f"counts_{n + 1}", pa.int64(), Stat(2 + n)), (f"totals_{n + 1}", pa.int64(), Stat(2 + order + n)),

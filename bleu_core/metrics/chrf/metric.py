@@ -68,7 +68,6 @@ class Chrf(Metric):
     eps_smoothing: bool = False
 
     id = "chrf"
-    column_prefix = "chrf_"
     option_group = "chrF options (as in sacrebleu; chrF++ is --chrf-word-order 2)"
     options = (
         Option("char_order", int, 6, "--chrf-char-order", "-cc", metavar="N",

@@ -85,7 +85,6 @@ class Ter(Metric):
     case_sensitive: bool = False
 
     id = "ter"
-    column_prefix = "ter_"
     option_group = "TER options (as in sacrebleu; the defaults replicate Tercom's)"
     options = (
         Option("case_sensitive", bool, False, "--ter-case-sensitive", help="case-sensitive TER (default: lowercased)",

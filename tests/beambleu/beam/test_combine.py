@@ -56,7 +56,9 @@ def test_any_partition_any_order_same_result(data, seed):
     for k in range(3):
         got = _combine_partitioned(fn, elements, random.Random(seed + k))
         np.testing.assert_array_equal(got.accs, reference.accs)
-    assert bleu_dict(bleu, reference.accs[0])["score"] == corpus_bleu(cands, refs).score
+    doc = bleu_dict(bleu, reference.accs[0])
+    assert doc["n_pairs"] == len(cands) and [s["metric"] for s in doc["scores"]] == ["bleu"]
+    assert doc["scores"][0]["score"] == corpus_bleu(cands, refs).score
 
 
 def test_compute_bleu_in_a_user_pipeline():
@@ -71,7 +73,7 @@ def test_compute_bleu_in_a_user_pipeline():
     bleu = Bleu()
     with beam.Pipeline(runner=FnApiRunner()) as p:
         scores = (p | beam.Create(batches) | ComputeBleu(bleu)
-                  | beam.Map(lambda kv: (kv[0], bleu_dict(bleu, kv[1].accs[0])["score"])))
+                  | beam.Map(lambda kv: (kv[0], bleu_dict(bleu, kv[1].accs[0])["scores"][0]["score"])))
         assert_that(scores, equal_to([(CORPUS_KEY, expected)]))
 
 

@@ -115,3 +115,19 @@ def test_prism_sdk_worker_killed_mid_job(prism, tmp_path):
         assert_failed_cleanly(proc, outs)
     print(f"SDK worker {killed['pid']} killed {killed['at'] - t0:.1f} s into the run; beambleu exit "
           f"{proc.returncode}; stderr: {proc.stderr.strip()[-300:]}")
+
+
+def test_component_example_pipeline_on_prism(prism, tmp_path):
+    """A user's own pipeline embedding beambleu.Score (examples/beam_pipeline.py) on Prism with the external
+    worker pool: the document equals `beambleu run`'s on the local runner."""
+    import subprocess
+    import sys
+
+    from .test_component import REPO, SAMPLE, _run_doc, _scored
+    from ...pipeline_helpers import load
+
+    out = tmp_path / "example.json"
+    proc = subprocess.run([sys.executable, "examples/beam_pipeline.py", "--input", SAMPLE, "--output", str(out),
+                           *prism_options(prism)], cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:] + logs(prism)()
+    assert _scored(load(out)) == _scored(_run_doc(tmp_path, SAMPLE, "--group-by", "system", "-m", "bleu", "chrf"))

@@ -19,7 +19,7 @@ pytest.importorskip("apache_beam")
 
 from ...engines import DaskCluster, beambleu_subprocess  # noqa: E402
 from ...oracle import CORPORA  # noqa: E402
-from ...pipeline_helpers import comparable, corpus_rows, load, run_cli, write_shards  # noqa: E402
+from ...pipeline_helpers import bleu_of, comparable, corpus_rows, load, run_cli, write_shards  # noqa: E402
 
 needs_corpora = pytest.mark.skipif(not (CORPORA / "MANIFEST.tsv").exists(), reason="shared corpora not present")
 GROUPS = ["--group-by", "system,langpair", "--group-by", "langpair"]
@@ -173,11 +173,13 @@ def test_dask_bootstrap_intervals_equal_the_local_runner(shards, dask_cluster, t
 
     def view(doc):
         keys = ("score", "confidence_low", "confidence_high", "confidence_mean", "signature")
-        return [doc["corpus"][k] for k in keys] + [(g["key"], [g[k] for k in keys]) for g in doc["groups"]]
+        return [bleu_of(doc["corpus"])[k] for k in keys] + [(g["key"], [bleu_of(g)[k] for k in keys])
+                                                            for g in doc["groups"]]
 
     local, dask = load(tmp_path / "local.json"), load(tmp_path / "dask.json")
     assert view(local) == view(dask)
-    assert local["corpus"]["confidence_low"] < local["corpus"]["score"] < local["corpus"]["confidence_high"]
+    corpus = bleu_of(local["corpus"])
+    assert corpus["confidence_low"] < corpus["score"] < corpus["confidence_high"]
 
 
 @needs_corpora
@@ -204,6 +206,7 @@ def test_dask_cluster_metrics_equal_sacrebleu_per_group(dask_cluster, tmp_path, 
         sel = [r for r in rows if (r["system"], r["langpair"]) == (g["key"]["system"], g["key"]["langpair"])]
         c, rf = [r["candidate"] for r in sel], [r["references"] for r in sel]
         bleu, other = g["scores"]
+        assert (bleu["metric"], other["metric"]) == tuple(metrics.split(","))
         assert bleu["name"] == "BLEU" and bleu["score"] == sacre_corpus(c, rf)[0].score
         if metrics == "bleu,chrf":
             assert other["name"] == "chrF2" and other["score"] == CHRF().corpus_score(c, to_streams(rf)).score
@@ -248,6 +251,6 @@ def test_dask_spbleu_model_named_only_by_the_drivers_path(dask_cluster, spm_dir,
             sel = [r for r in rows if (r["system"], r["langpair"]) == (g["key"]["system"], g["key"]["langpair"])]
             theirs = sacre_corpus([r["candidate"] for r in sel], [r["references"] for r in sel],
                                   tokenize="flores200")[0]
-            assert (g["score"], g["counts"]) == (theirs.score, list(theirs.counts))
+            assert (bleu_of(g)["score"], bleu_of(g)["counts"]) == (theirs.score, list(theirs.counts))
     finally:
         sacre_spm.SACREBLEU_DIR = old

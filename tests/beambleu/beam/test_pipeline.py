@@ -13,7 +13,7 @@ pytest.importorskip("apache_beam")
 from bleu_core import corpus_bleu, sentence_bleu  # noqa: E402
 
 from ...oracle import CORPORA, sacre_corpus  # noqa: E402
-from ...pipeline_helpers import comparable, corpus_rows, load, run_cli, write_shards  # noqa: E402
+from ...pipeline_helpers import bleu_of, comparable, corpus_rows, load, run_cli, write_shards  # noqa: E402
 
 needs_corpora = pytest.mark.skipif(not (CORPORA / "MANIFEST.tsv").exists(), reason="shared corpora not present")
 
@@ -46,8 +46,8 @@ def test_groups_equal_sacrebleu_per_system(rows, baseline):
         sel = [r for r in rows if (r["system"], r["langpair"]) == key]
         theirs, _ = sacre_corpus([r["candidate"] for r in sel], [r["references"] for r in sel])
         g = by_key[key]
-        assert g["score"] == theirs.score, key
-        assert (g["sys_len"], g["ref_len"]) == (theirs.sys_len, theirs.ref_len)
+        assert bleu_of(g)["score"] == theirs.score, key
+        assert (bleu_of(g)["sys_len"], bleu_of(g)["ref_len"]) == (theirs.sys_len, theirs.ref_len)
         assert g["n_pairs"] == len(sel)
 
 
@@ -55,13 +55,18 @@ def test_groups_equal_sacrebleu_per_system(rows, baseline):
 def test_corpus_and_langpair_groups_equal_corpus_bleu(rows, baseline):
     doc, _ = baseline
     ours = corpus_bleu([r["candidate"] for r in rows], [r["references"] for r in rows])
-    assert doc["corpus"]["score"] == ours.score
-    assert doc["corpus"]["counts"] == ours.counts and doc["corpus"]["totals"] == ours.totals
-    assert doc["corpus"]["nrefs"] == "var"  # 2 references for de-en, 1 for the others
+    corpus = bleu_of(doc["corpus"])
+    assert doc["format_version"] == 2 and doc["corpus"]["group_by"] == [] and doc["corpus"]["key"] == {}
+    assert doc["metrics"] == [{"metric": "bleu", "name": "BLEU", "signature": corpus["signature"]}]
+    assert corpus["score"] == ours.score
+    assert corpus["counts"] == ours.counts and corpus["totals"] == ours.totals
+    # 2 references for de-en, 1 for the others: the signature says nrefs:var, the typed field null
+    assert corpus["nrefs"] is None and corpus["signature"].startswith("nrefs:var|")
     assert doc["inputs"]["pairs"] == len(rows) and doc["inputs"]["n_files"] == 3
     for g in (g for g in doc["groups"] if g["group_by"] == ["langpair"]):
         sel = [r for r in rows if r["langpair"] == g["key"]["langpair"]]
-        assert g["score"] == corpus_bleu([r["candidate"] for r in sel], [r["references"] for r in sel]).score
+        assert bleu_of(g)["score"] == corpus_bleu([r["candidate"] for r in sel], [r["references"] for r in sel]).score
+        assert bleu_of(g)["nrefs"] == (2 if g["key"]["langpair"] == "wmt22/de-en" else 1)
 
 
 @needs_corpora
@@ -70,8 +75,9 @@ def test_groups_output_table(baseline):
     table = pq.read_table(d / "groups.parquet").to_pylist()
     assert len(table) == len(doc["groups"])
     for row, g in zip(table, doc["groups"]):
-        assert row["score"] == g["score"] and row["counts_1"] == g["counts"][0]
+        assert row["bleu_score"] == bleu_of(g)["score"] and row["bleu_counts_1"] == bleu_of(g)["counts"][0]
         assert row["group_by"] == ",".join(g["group_by"])
+        assert (row["n_pairs"], row["nrefs"]) == (g["n_pairs"], bleu_of(g)["nrefs"])
 
 
 @needs_corpora
@@ -121,7 +127,7 @@ def test_sample_corpus_like_the_readme(tmp_path):
     refs = [list(r) for r in zip(read_lines(sample / "ref.A.txt"), read_lines(sample / "ref.B.txt"))]
     for g in doc["groups"]:
         hyps = read_lines(sample / f"sys.{g['key']['system']}.txt")
-        assert g["score"] == sacre_corpus(hyps, refs)[0].score
+        assert bleu_of(g)["score"] == sacre_corpus(hyps, refs)[0].score
 
 
 def test_sentence_output(tmp_path):
@@ -132,9 +138,9 @@ def test_sentence_output(tmp_path):
     parts = sorted((tmp_path / "sent").glob("*.parquet"))
     t = pa.concat_tables([pq.read_table(p) for p in parts]).sort_by("row").to_pylist()
     assert [r["line"] for r in t] == [1, 2] and [r["row"] for r in t] == [0, 1]
-    assert t[0]["bleu"] == sentence_bleu("the cat is on mat", ["the cat is on the mat"]).score
-    assert t[1]["bleu"] == sentence_bleu("red red red blue", ["red blue green white"]).score
-    assert (t[1]["c"], t[1]["r"], t[1]["matches_1"], t[1]["totals_1"]) == (4, 4, 2, 4)
+    assert t[0]["bleu_score"] == sentence_bleu("the cat is on mat", ["the cat is on the mat"]).score
+    assert t[1]["bleu_score"] == sentence_bleu("red red red blue", ["red blue green white"]).score
+    assert (t[1]["bleu_sys_len"], t[1]["bleu_ref_len"], t[1]["bleu_counts_1"], t[1]["bleu_totals_1"]) == (4, 4, 2, 4)
     assert not list(tmp_path.glob("sent.beambleu-tmp-*"))
 
 
@@ -153,9 +159,9 @@ def test_group_keys_ints_and_nulls(tmp_path):
     assert keys == [(["doc"], {"doc": None}, 1), (["doc"], {"doc": 1}, 1), (["doc"], {"doc": 2}, 1),
                     (["domain"], {"domain": None}, 1), (["domain"], {"domain": "news"}, 2)]
     news = doc["groups"][-1]
-    assert news["score"] == corpus_bleu(["a b", "x"], [["a c"], ["x"]]).score
+    assert bleu_of(news)["score"] == corpus_bleu(["a b", "x"], [["a c"], ["x"]]).score
     csv_lines = (tmp_path / "g.csv").read_text().splitlines()
-    assert csv_lines[0].startswith("group_by,doc,domain,score") and len(csv_lines) == 6
+    assert csv_lines[0].startswith("group_by,doc,domain,n_pairs,nrefs,bleu_score,bleu_bp,") and len(csv_lines) == 6
 
 
 def test_wide_format_and_reference_columns(tmp_path):
@@ -168,10 +174,11 @@ def test_wide_format_and_reference_columns(tmp_path):
     assert rc == 0, err
     doc = load(tmp_path / "r.json")
     refs = [["the cat is on the mat", None], ["hello world .", "hi world"]]
-    got = {g["key"]["system"]: g["score"] for g in doc["groups"]}
+    got = {g["key"]["system"]: bleu_of(g)["score"] for g in doc["groups"]}
     assert got == {"sysA": corpus_bleu([r["sysA"] for r in rows], refs).score,
                    "sysB": corpus_bleu([r["sysB"] for r in rows], refs).score}
-    assert doc["groups"][0]["nrefs"] == "var"
+    assert bleu_of(doc["groups"][0])["nrefs"] is None  # the signature's nrefs:var
+    assert bleu_of(doc["groups"][0])["signature"].startswith("nrefs:var|")
 
 
 def test_null_candidate_empty_option(tmp_path):
@@ -180,7 +187,7 @@ def test_null_candidate_empty_option(tmp_path):
     glob = _small(tmp_path, rows)
     rc, _, err = run_cli("--input", glob, "--output", tmp_path / "r.json", "--null-candidate", "empty")
     assert rc == 0, err
-    assert load(tmp_path / "r.json")["corpus"]["score"] == corpus_bleu(["", "a b"], [["a b"], ["a b"]]).score
+    assert bleu_of(load(tmp_path / "r.json")["corpus"])["score"] == corpus_bleu(["", "a b"], [["a b"], ["a b"]]).score
     assert "null_candidates_as_empty=1" in err
 
 
@@ -307,7 +314,7 @@ def test_shards_that_differ_only_in_nullability_are_one_input(tmp_path):
     assert rc == 0, err
     cands = ["the cat is on mat", "red red red blue", "a b c d"]
     refs = [["the cat is on the mat"], ["red blue green white"], ["a b c", None]]
-    assert load(tmp_path / "r.json")["corpus"]["score"] == sacre_corpus(cands, refs)[0].score
+    assert bleu_of(load(tmp_path / "r.json")["corpus"])["score"] == sacre_corpus(cands, refs)[0].score
     # a type that differs is named, and only it (nullability is not listed as a difference)
     (tmp_path / "r.json").unlink()
     pq.write_table(pa.table({"candidate": ["x"], "references": [["x"]], "system": [7]}), d / "c.parquet")
@@ -424,16 +431,17 @@ def two_metrics(rows, tmp_path_factory):
 
 
 @needs_corpora
-def test_bleu_and_chrf_in_one_pass_equal_sacrebleu_per_group(rows, two_metrics):
+def test_bleu_and_chrf_in_one_pass_equal_sacrebleu_per_group(rows, two_metrics, baseline):
     from sacrebleu.metrics.chrf import CHRF
 
     from ...oracle import to_streams
 
     doc, table, stdout = two_metrics
     # sacrebleu's order: BLEU, then chrF; the corpus and every group list both, with their signatures
-    assert [d["name"] for d in doc["corpus"]["scores"]] == ["BLEU", "chrF2++"]
-    assert doc["signature"] == [d["signature"] for d in doc["corpus"]["scores"]]
+    assert [(d["metric"], d["name"]) for d in doc["corpus"]["scores"]] == [("bleu", "BLEU"), ("chrf", "chrF2++")]
+    assert doc["metrics"] == [{k: d[k] for k in ("metric", "name", "signature")} for d in doc["corpus"]["scores"]]
     assert doc["corpus"]["n_pairs"] == len(rows)
+    assert (doc["corpus"]["scores"][1]["nc"], doc["corpus"]["scores"][1]["nw"]) == (6, 2)  # counts typed
     cands, refs = [r["candidate"] for r in rows], [r["references"] for r in rows]
     assert doc["corpus"]["scores"][1]["score"] == CHRF(word_order=2).corpus_score(cands, to_streams(refs)).score
     by_key = {(g["key"]["system"], g["key"]["langpair"]): g for g in doc["groups"]}
@@ -446,16 +454,34 @@ def test_bleu_and_chrf_in_one_pass_equal_sacrebleu_per_group(rows, two_metrics):
         assert chrf["score"] == CHRF(word_order=2).corpus_score(c, to_streams(rf)).score, key
         assert chrf["signature"].startswith(f"nrefs:{len(sel[0]['references'])}|case:mixed|eff:yes|nc:6|nw:2|space:no")
         assert g["n_pairs"] == len(sel)
-    # the group table: BLEU's columns as they always were, chrF's prefixed, one row per group
+    # the group table: the keys, n_pairs and nrefs, then every metric's columns prefixed with its id,
+    # one row per group
     cols = table.column_names
-    assert cols[:6] == ["group_by", "system", "langpair", "score", "bp", "ratio"]
+    assert cols[:8] == ["group_by", "system", "langpair", "n_pairs", "nrefs", "bleu_score", "bleu_bp", "bleu_ratio"]
     assert {"chrf_score", "chrf_signature", "chrf_char1_hyp", "chrf_word2_match"} <= set(cols)
     rows_t = {(r["system"], r["langpair"]): r for r in table.to_pylist()}
-    assert {k: (r["score"], r["chrf_score"]) for k, r in rows_t.items()} == {
+    assert {k: (r["bleu_score"], r["chrf_score"]) for k, r in rows_t.items()} == {
         k: (g["scores"][0]["score"], g["scores"][1]["score"]) for k, g in by_key.items()}
-    # stdout: each metric's corpus line in sacrebleu's text form, then each group's
+    # one layout whatever the metrics: BLEU's JSON paths and group-table columns are those of the
+    # BLEU-only run on the same rows (the baseline), and so are their values
+    one_doc, d = baseline
+    one = {(g["key"]["system"], g["key"]["langpair"]): g for g in one_doc["groups"]
+           if g["group_by"] == ["system", "langpair"]}
+    assert sorted(one) == sorted(by_key)
+    for key, g in by_key.items():
+        assert g["scores"][0] == one[key]["scores"][0] and g["n_pairs"] == one[key]["n_pairs"], key
+    one_table = pq.read_table(d / "groups.parquet")
+    bleu_cols = [c for c in one_table.column_names if c not in ("group_by", "system", "langpair")]
+    assert bleu_cols[:2] == ["n_pairs", "nrefs"] and all(c.startswith("bleu_") for c in bleu_cols[2:])
+    assert cols[3:3 + len(bleu_cols)] == bleu_cols
+    assert all(table.schema.field(c).type == one_table.schema.field(c).type for c in bleu_cols)
+    one_rows = {(r["system"], r["langpair"]): r for r in one_table.to_pylist() if r["group_by"] == "system,langpair"}
+    assert {k: [r[c] for c in bleu_cols] for k, r in rows_t.items()} == {
+        k: [r[c] for c in bleu_cols] for k, r in one_rows.items()}
+    # stdout: each metric's corpus line in sacrebleu's text form (saying it pools the groups), then each group's
     lines = stdout.splitlines()
-    assert lines[0].startswith("BLEU|nrefs:var|") and lines[1].startswith("chrF2++|nrefs:var|")
+    pooled = f"corpus (all {len(rows):,} pairs, every system/langpair pooled): "
+    assert lines[0].startswith(pooled + "BLEU|nrefs:var|") and lines[1].startswith(pooled + "chrF2++|nrefs:var|")
 
 
 def test_several_metrics_with_bootstrap_and_sentence_output(tmp_path):
@@ -471,15 +497,16 @@ def test_several_metrics_with_bootstrap_and_sentence_output(tmp_path):
     doc = load(out)
     for part in doc["corpus"]["scores"]:
         assert part["confidence_low"] <= part["score"] <= part["confidence_high"]
-        assert "|bs:200|seed:12345|" in part["signature"]
+        assert "|bs:200|seed:12345|" in part["signature"] and (part["bs"], part["seed"]) == (200, 12345)
     table = pq.read_table(pairs).sort_by([("file", "ascending"), ("row", "ascending")])
-    assert {"c", "r", "bleu", "chrf", "chrf_char1_hyp", "chrf_char6_match"} <= set(table.column_names)
+    assert {"bleu_sys_len", "bleu_ref_len", "bleu_counts_1", "bleu_totals_4", "bleu_score", "chrf_score",
+            "chrf_char1_hyp", "chrf_char6_match"} <= set(table.column_names)
     src = pq.read_table(sorted((Path(__file__).resolve().parents[3] / "examples" / "sample" / "shards")
                                .glob("*.parquet"))[0])
     first = table.slice(0, 1).to_pylist()[0]
     hyp, refs = src.column("candidate")[0].as_py(), src.column("references")[0].as_py()
-    assert first["chrf"] == CHRF().sentence_score(hyp, refs).score
-    assert first["bleu"] == sentence_bleu(hyp, refs).score
+    assert first["chrf_score"] == CHRF().sentence_score(hyp, refs).score
+    assert first["bleu_score"] == sentence_bleu(hyp, refs).score
 
 
 def test_chrf_alone_and_a_column_named_like_a_statistic(tmp_path):
@@ -491,18 +518,26 @@ def test_chrf_alone_and_a_column_named_like_a_statistic(tmp_path):
     out = tmp_path / "r.json"
     rc, stdout, err = run_cli("--input", sample, "--metrics", "chrf", "--group-by", "system", "--output", out)
     assert rc == 0, err
-    assert stdout.startswith("chrF2|nrefs:2|") and "BLEU" not in stdout
+    assert stdout.startswith("corpus (all 60 pairs, every system pooled): chrF2|nrefs:2|") and "BLEU" not in stdout
     assert "counters: batches=2, pairs=60, row_groups=2, rows_rejected=0" in err
-    assert load(out)["corpus"]["name"] == "chrF2"
+    doc = load(out)
+    assert [(p["metric"], p["name"]) for p in doc["corpus"]["scores"]] == [("chrf", "chrF2")]
+    assert [m["metric"] for m in doc["metrics"]] == ["chrf"]
     table = pq.read_table(sorted(Path(sample.parent).glob("*.parquet"))[0])
     clash = tmp_path / "in" / "clash.parquet"
     clash.parent.mkdir()
-    pq.write_table(table.append_column("chrf", pc.cast(table.column("system"), pa.string())), clash)
-    rc, stdout, err = run_cli("--input", clash, "--metrics", "chrf", "--group-by", "chrf", "--output",
+    pq.write_table(table.append_column("chrf_score", pc.cast(table.column("system"), pa.string())), clash)
+    rc, stdout, err = run_cli("--input", clash, "--metrics", "chrf", "--id-column", "chrf_score", "--output",
                               tmp_path / "c.json", "--sentence-output", tmp_path / "pairs")
     assert rc == 2 and stdout == "", err
-    assert err.strip().splitlines()[-1] == ("beambleu: error: --sentence-output: column 'chrf' of the input has the "
-                                            "name of a per-pair statistic or score of chrF2; rename it")
+    assert err.strip().splitlines()[-1] == ("beambleu: error: --sentence-output: column 'chrf_score' of the input has "
+                                            "the name of a per-pair statistic or score of chrF2; rename it")
+    # a group column of that name would be a column of the group table too: that is said first
+    rc, stdout, err = run_cli("--input", clash, "--metrics", "chrf", "--group-by", "chrf_score", "--output",
+                              tmp_path / "c.json", "--sentence-output", tmp_path / "pairs")
+    assert rc == 2 and stdout == "", err
+    assert err.strip().splitlines()[-1] == ("beambleu: error: group table column 'chrf_score' is both a group key and "
+                                            "a score field; rename the key column")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "r.json"]
 
 

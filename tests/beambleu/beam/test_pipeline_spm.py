@@ -14,7 +14,7 @@ pytest.importorskip("apache_beam")
 pytest.importorskip("sentencepiece")
 
 from ...oracle import CORPORA, sacre_corpus  # noqa: E402
-from ...pipeline_helpers import corpus_rows, load, run_cli, write_shards  # noqa: E402
+from ...pipeline_helpers import bleu_of, corpus_rows, load, run_cli, write_shards  # noqa: E402
 from ...spm_models import TOKENIZER_FILES  # noqa: E402
 
 needs_corpora = pytest.mark.skipif(not (CORPORA / "MANIFEST.tsv").exists(), reason="shared corpora not present")
@@ -64,11 +64,13 @@ def test_groups_equal_sacrebleu(spm_home, rows, shards, tmp_path, name, extra, o
     assert len(doc["groups"]) == len(expected)
     for g in doc["groups"]:
         theirs = expected[(g["key"]["system"], g["key"]["langpair"])]
-        assert g["score"] == theirs.score
-        assert (g["sys_len"], g["ref_len"], g["counts"]) == (theirs.sys_len, theirs.ref_len, list(theirs.counts))
+        b = bleu_of(g)
+        assert b["score"] == theirs.score
+        assert (b["sys_len"], b["ref_len"], b["counts"]) == (theirs.sys_len, theirs.ref_len, list(theirs.counts))
     corpus = sacre_corpus([r["candidate"] for r in rows], [r["references"] for r in rows], tokenize=name, **opts)[0]
-    assert doc["corpus"]["score"] == corpus.score
-    assert "|tok:" + ("flores101" if name == "spm" else name) + "|" in doc["signature"]
+    assert bleu_of(doc["corpus"])["score"] == corpus.score
+    tok = "flores101" if name == "spm" else name
+    assert "|tok:" + tok + "|" in doc["metrics"][0]["signature"] and bleu_of(doc["corpus"])["tok"] == tok
     model = spm_home / "models" / TOKENIZER_FILES[name]
     assert doc["inputs"]["spm_model"] == {"tokenizer": name, "path": str(model),
                                           "sha256": hashlib.sha256(model.read_bytes()).hexdigest()}
@@ -98,8 +100,8 @@ def test_explicit_model_relative_path_is_recorded_absolute_and_reported(spm_dir,
 
     monkeypatch.setattr(sacre_spm, "SACREBLEU_DIR", str(spm_dir))
     theirs = sacre_corpus([r["candidate"] for r in rows], [r["references"] for r in rows], tokenize="spBLEU-1K")[0]
-    assert doc["corpus"]["score"] == theirs.score
-    assert "tok:flores200" in doc["signature"]
+    assert bleu_of(doc["corpus"])["score"] == theirs.score
+    assert "tok:flores200" in doc["metrics"][0]["signature"]
     import contextlib
     import io
 

@@ -9,6 +9,7 @@ import contextlib
 import io
 import os
 import random
+import re
 import shutil
 import signal
 import socket
@@ -560,7 +561,9 @@ def test_run_prints_the_scores_as_sacrebleu_does(tmp_path):
     lines = out.splitlines()
     sig = str(metric.get_signature())  # nrefs:2|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0
     head, _, rest = lines[0].partition(" = ")
-    assert head.startswith("BLEU|" + sig.split("version:")[0] + "version:beambleu-")
+    # with groups, the corpus line says that it pools them
+    assert head.startswith("corpus (all 60 pairs, every system pooled): BLEU|" + sig.split("version:")[0]
+                           + "version:beambleu-")
     assert rest == theirs.format(width=1).partition(" = ")[2]
     alpha = sacrebleu.corpus_bleu((SAMPLE / "sys.alpha.txt").read_text().splitlines(),
                                   [(SAMPLE / f"ref.{r}.txt").read_text().splitlines() for r in "AB"])
@@ -573,12 +576,14 @@ def test_progress_line_does_not_read_as_skipped_data(tmp_path):
     assert rc == 0, err
     progress = [ln for ln in err.splitlines() if ln.startswith("beambleu: progress:")]
     assert progress and all(" pairs of " not in ln for ln in progress)
-    assert progress[0].endswith("the input has 60 pairs in all")
+    # one overall line (not a worker's share): all 60 pairs of the two shards, done
+    assert re.fullmatch(r"beambleu: progress: 60 of 60 pairs \(100%\), [\d,]+ pairs/s, done in [\d.]+ s",
+                        progress[-1]), progress
 
 
 @pytest.mark.parametrize("flags,message", [
     ([], "--input is required"),
-    (["--input", SHARDS], "nothing to write"),
+    (["--input", SHARDS, "--detach"], "--detach: nothing would be written nor printed"),
     (["--input", SHARDS, "--output", "x.json", "--batch-size", "0"], "--batch-size must be at least 1"),
     (["--input", SHARDS, "--output", "x.json", "--no-such-flag"], "unknown option(s): --no-such-flag"),
 ])
@@ -587,6 +592,27 @@ def test_usage_errors_exit_2_with_one_line(tmp_path, monkeypatch, flags, message
     rc, out, err = run_cli(*flags)
     assert rc == 2 and message in error_line(err) and out == ""
     assert os.listdir(tmp_path) == []
+
+
+def test_run_without_outputs_prints_the_summary_and_writes_nothing(tmp_path, monkeypatch):
+    """Without --output, --groups-output or --sentence-output the job runs and prints its summary,
+    the same lines as with an output; it writes nothing where it runs, and its scratch (a temporary
+    folder of this machine) is removed."""
+    import tempfile
+
+    for d in ("cwd", "tmp"):
+        (tmp_path / d).mkdir()
+    monkeypatch.chdir(tmp_path / "cwd")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    rc, out, err = run_cli("--input", SHARDS, "--group-by", "system", "--progress", "off")
+    assert rc == 0, err
+    alpha = sacrebleu.corpus_bleu((SAMPLE / "sys.alpha.txt").read_text().splitlines(),
+                                  [(SAMPLE / f"ref.{r}.txt").read_text().splitlines() for r in "AB"])
+    assert out.splitlines()[1] == "system=alpha: BLEU = " + alpha.format(width=1).partition(" = ")[2]
+    assert os.listdir(tmp_path / "cwd") == [] and not list((tmp_path / "tmp").glob("beambleu-run-*"))
+    rc, with_output, err = run_cli("--input", SHARDS, "--group-by", "system", "--output", tmp_path / "r.json",
+                                   "--progress", "off")
+    assert rc == 0 and with_output == out, err
 
 
 def test_large_grouping_sets_are_left_to_the_group_table(tmp_path):

@@ -351,14 +351,24 @@ def test_group_table_statistics_columns_come_from_the_totals_and_equal_the_json(
     table = results.part_table(docs, layout, accs).to_pydict()
     for j, d in enumerate(docs):
         bleu, chrf = d["scores"]
+        assert (bleu["metric"], chrf["metric"]) == ("bleu", "chrf")
         assert table["n_pairs"][j] == d["n_pairs"] == len(pairs[keys[j]])
-        assert (table["sys_len"][j], table["ref_len"][j]) == (bleu["sys_len"], bleu["ref_len"])
+        assert table["nrefs"][j] == bleu["nrefs"] == chrf["nrefs"] == 2
+        assert (table["bleu_sys_len"][j], table["bleu_ref_len"][j]) == (bleu["sys_len"], bleu["ref_len"])
         for n in range(4):
-            assert table[f"counts_{n + 1}"][j] == bleu["counts"][n]
-            assert table[f"totals_{n + 1}"][j] == bleu["totals"][n]
+            assert table[f"bleu_counts_{n + 1}"][j] == bleu["counts"][n]
+            assert table[f"bleu_totals_{n + 1}"][j] == bleu["totals"][n]
         for i, name in enumerate(Chrf(word_order=2).stat_names()):
             assert table["chrf_" + name][j] == chrf[("hyp_counts", "ref_counts", "matches")[i % 3]][i // 3]
     # hand count for "red red red blue" against "red blue" / "blue red": 4 candidate words, closest reference 2
-    assert (table["sys_len"][1], table["ref_len"][1], table["counts_1"][1], table["totals_1"][1]) == (4, 2, 2, 4)
+    assert (table["bleu_sys_len"][1], table["bleu_ref_len"][1], table["bleu_counts_1"][1],
+            table["bleu_totals_1"][1]) == (4, 2, 2, 4)
+    # the shared columns right after the keys, then each metric's, prefixed with its id, its interval
+    # columns right after its signature
+    names = list(table)
+    assert names[:4] == ["group_by", "system", "n_pairs", "nrefs"] and names[4] == "bleu_score"
+    assert names[names.index("bleu_signature") + 1] == "bleu_confidence_mean"
+    assert names[names.index("chrf_signature") + 1] == "chrf_confidence_mean"
+    assert all(n.startswith(("bleu_", "chrf_")) for n in names[4:] if n != results.JSON_COLUMN)
     with pytest.raises(ValueError, match="2 accumulators for 1 groups"):
         results.part_table(docs[:1], layout, accs)

@@ -16,7 +16,7 @@ pytest.importorskip("apache_beam")
 
 from ...engines import beambleu_subprocess, gcs_emulator, moto_s3  # noqa: E402
 from ...oracle import CORPORA  # noqa: E402
-from ...pipeline_helpers import comparable, corpus_rows, load, run_cli, write_shards  # noqa: E402
+from ...pipeline_helpers import bleu_of, comparable, corpus_rows, load, run_cli, write_shards  # noqa: E402
 
 GROUPS = ["--group-by", "system,langpair"]
 
@@ -171,7 +171,7 @@ def test_s3_spm_model(spm_dir, tmp_path):
             sel = [r for r in rows if r["system"] == g["key"]["system"]]
             theirs = sacre_corpus([r["candidate"] for r in sel], [r["references"] for r in sel],
                                   tokenize="flores200")[0]
-            assert (g["score"], g["counts"]) == (theirs.score, list(theirs.counts))
+            assert (bleu_of(g)["score"], bleu_of(g)["counts"]) == (theirs.score, list(theirs.counts))
     finally:
         sacre_spm.SACREBLEU_DIR = old
     _no_secret_in(env["AWS_SECRET_ACCESS_KEY"], proc.stderr, missing.stderr, json.dumps(doc))

@@ -316,14 +316,14 @@ def test_paired_ar_agrees_with_sacrebleu_on_real_systems(tmp_path):
 
 beam = pytest.importorskip("apache_beam")
 
-from ...pipeline_helpers import corpus_rows, load, run_cli, write_shards  # noqa: E402
+from ...pipeline_helpers import bleu_of, corpus_rows, load, run_cli, write_shards  # noqa: E402
 
 BOOT_FIELDS = ("score", "confidence_mean", "confidence_low", "confidence_high", "confidence_half_width",
-               "confidence", "p_value", "signature", "n_pairs")
+               "confidence", "p_value", "signature")
 
 
 def boot_view(doc):
-    pick = lambda d: {k: d.get(k) for k in BOOT_FIELDS}  # noqa: E731
+    pick = lambda g: {**{k: bleu_of(g).get(k) for k in BOOT_FIELDS}, "n_pairs": g["n_pairs"]}  # noqa: E731
     return {"corpus": pick(doc["corpus"]), "groups": [(g["group_by"], g["key"], pick(g)) for g in doc["groups"]],
             "bootstrap": doc.get("bootstrap")}
 
@@ -373,7 +373,8 @@ def test_pipeline_randomization_test_is_identical_for_1_and_7_shards_and_for_wor
                                    "--paired-ar-n", "300", "--id-column", "seg", "--progress", "off",
                                    "--baseline", baseline)
     tested = [g for g in docs[0]["groups"] if g["key"]["langpair"] == "wmt22/de-en" and g["key"]["system"] != baseline]
-    assert len(tested) >= 5 and all(0 < g["p_value"] <= 1 and "confidence_low" not in g for g in tested)
+    assert len(tested) >= 5 and all(0 < bleu_of(g)["p_value"] <= 1 and "confidence_low" not in bleu_of(g)
+                                    for g in tested)
     assert docs[0]["bootstrap"]["method"] == "approximate-randomization"
 
 
@@ -386,14 +387,15 @@ def test_pipeline_bootstrap_is_identical_for_1_and_7_shards_and_for_worker_proce
                                 "system_column": "system"}
     tested = [g for g in doc["groups"] if g["group_by"] == ["system", "langpair"]
               and g["key"]["langpair"] == "wmt22/de-en" and g["key"]["system"] != baseline]
-    assert tested and all(0 < g["p_value"] <= 1 for g in tested)
+    assert tested and all(0 < bleu_of(g)["p_value"] <= 1 for g in tested)
     base = [g for g in doc["groups"] if g["group_by"] == ["system", "langpair"] and g["key"]["system"] == baseline]
-    assert base and all(g["p_value"] is None for g in base)
+    assert base and all(bleu_of(g)["p_value"] is None and g["baseline"] == baseline for g in base)
     # other langpairs have no such baseline system: said, not invented
     other = [g for g in doc["groups"] if g["group_by"] == ["system", "langpair"]
              and g["key"]["langpair"] != "wmt22/de-en"]
-    assert other and all(g["p_value"] is None and "paired_note" in g for g in other)
-    assert all("p_value" not in g for g in doc["groups"] if g["group_by"] == ["langpair"])
+    assert other and all(bleu_of(g)["p_value"] is None and "paired_note" in g for g in other)
+    assert all("p_value" not in bleu_of(g) and "p_value" not in g for g in doc["groups"]
+               if g["group_by"] == ["langpair"])
 
 
 @needs_corpora
@@ -415,7 +417,7 @@ def test_pipeline_paired_test_equals_beambleu_score_on_the_same_segments(tmp_pat
                          "--paired-bs-n", "300", "--baseline", base, "--id-column", "line", "--output",
                          tmp_path / "r.json", "--progress", "off", "--resampling", "counter")
     assert rc == 0, err
-    groups = {g["key"]["system"]: g for g in load(tmp_path / "r.json")["groups"]}
+    groups = {g["key"]["system"]: bleu_of(g) for g in load(tmp_path / "r.json")["groups"]}
     proc = score_cli(*refs, "-i", *systems, "--paired-bs", "--paired-bs-n", "300", "--resampling", "counter", "-f",
                      "text", "-nc")
     assert proc.returncode == 0, proc.stderr
@@ -445,13 +447,13 @@ def test_pipeline_wide_format_paired_and_confidence(tmp_path):
                          "--groups-output", tmp_path / "g.csv", "--progress", "off")
     assert rc == 0, err
     doc = load(tmp_path / "r.json")
-    by = {g["key"]["system"]: g for g in doc["groups"]}
+    by = {g["key"]["system"]: bleu_of(g) for g in doc["groups"]}
     assert by["alpha"]["p_value"] is None
     assert by["beta"]["p_value"] == 1 / 401 and by["beta"]["significant"]
     assert by["alpha2"]["p_value"] == 1.0 and not by["alpha2"]["significant"]
     assert by["alpha2"]["confidence_low"] == by["alpha"]["confidence_low"]  # same rows, same weights
     header = (tmp_path / "g.csv").read_text().splitlines()[0].split(",")
-    assert {"confidence_low", "confidence_high", "p_value", "baseline"} <= set(header)
+    assert {"bleu_confidence_low", "bleu_confidence_high", "bleu_p_value", "bleu_baseline"} <= set(header)
 
 
 @pytest.mark.parametrize("args,message", [
@@ -523,14 +525,15 @@ def test_report_table_and_plot(tmp_path):
     proc = report_cli(out, "--plot", tmp_path / "p.png")
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
-    by = {g["key"]["system"]: g for g in doc["groups"] if g["group_by"] == ["system", "langpair"]}
+    by = {g["key"]["system"]: bleu_of(g) for g in doc["groups"] if g["group_by"] == ["system", "langpair"]}
     alpha = next(ln for ln in lines if ln.startswith("alpha"))
     beta = next(ln for ln in lines if ln.startswith("beta"))
     a = by["alpha"]
     assert f"{a['score']:.1f} [{a['confidence_low']:.1f}, {a['confidence_high']:.1f}] (b)" in alpha
     assert beta.rstrip().endswith("*") and f"{by['beta']['score']:.1f}" in beta
-    assert lines[0] == (f"corpus: BLEU {doc['corpus']['score']:.1f} [{doc['corpus']['confidence_low']:.1f}, "
-                        f"{doc['corpus']['confidence_high']:.1f}] on 60 pairs")
+    corpus = bleu_of(doc["corpus"])
+    assert lines[0] == (f"corpus: BLEU {corpus['score']:.1f} [{corpus['confidence_low']:.1f}, "
+                        f"{corpus['confidence_high']:.1f}] on 60 pairs")
     assert "en-en" in proc.stdout  # the langpair column
     png = (tmp_path / "p.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
@@ -657,8 +660,9 @@ def test_pipeline_integer_system_column_takes_its_baseline_as_an_integer(tmp_pat
                              "1", "--id-column", "line", "--output", tmp_path / f"{kind}.json", "--progress", "off")
         assert rc == 0, err
         docs[kind] = {str(g["key"]["system"]): g for g in load(tmp_path / f"{kind}.json")["groups"]}
-    assert docs["int"]["2"]["p_value"] is not None and docs["int"]["2"]["p_value"] == docs["text"]["2"]["p_value"]
-    assert docs["int"]["1"]["p_value"] is None and docs["int"]["2"]["baseline"] == 1
+    p_value = {kind: {k: bleu_of(g)["p_value"] for k, g in d.items()} for kind, d in docs.items()}
+    assert p_value["int"]["2"] is not None and p_value["int"]["2"] == p_value["text"]["2"]
+    assert p_value["int"]["1"] is None and docs["int"]["2"]["baseline"] == 1
     assert load(tmp_path / "int.json")["bootstrap"]["baseline"] == 1
     rc, _, err = run_cli("--input", tmp_path / "int" / "all.parquet", "--group-by", "system", test, "--baseline",
                          "alpha", "--id-column", "line", "--output", tmp_path / "bad.json", "--progress", "off")
@@ -755,7 +759,8 @@ def test_pipeline_paired_test_names_the_group_of_the_unpaired_segment(tmp_path):
                          "--baseline", "alpha", "--id-column", "line", "--output", tmp_path / "r.json",
                          "--progress", "off")
     assert rc == 0, err
-    assert all(g["p_value"] is not None for g in load(tmp_path / "r.json")["groups"] if g["key"]["system"] == "beta")
+    assert all(bleu_of(g)["p_value"] is not None for g in load(tmp_path / "r.json")["groups"]
+               if g["key"]["system"] == "beta")
 
 
 # ---------------------------------------------------------------- groups too small for their interval
@@ -786,7 +791,7 @@ def test_a_one_line_perfect_corpus_gets_sacrebleus_interval_and_says_it_is_too_s
     rc, stdout, err = run_cli("--input", path, "--confidence", "--id-column", "seg", "--output", tmp_path / "r.json",
                               "--progress", "off")
     assert rc == 0, err
-    d = load(tmp_path / "r.json")["corpus"]
+    d = bleu_of(load(tmp_path / "r.json")["corpus"])
     assert (d["confidence_mean"], d["confidence_low"], d["confidence_high"]) == (score, score, score)
     assert d["confidence_half_width"] == 0.0 and d["confidence"] == "μ = 100.0 ± 0.0"
     note = (f"too small for its interval: {empty} of 1000 resamples drew none of its pairs and are left out "
@@ -826,7 +831,7 @@ def test_the_interval_of_a_tiny_group_is_of_its_non_empty_replicates(tmp_path):
     rc, stdout, err = run_cli("--input", path, "--confidence", "--confidence-n", "200", "--id-column", "seg",
                               "--output", tmp_path / "r.json", "--progress", "off")
     assert rc == 0, err
-    d = load(tmp_path / "r.json")["corpus"]
+    d = bleu_of(load(tmp_path / "r.json")["corpus"])
     assert d["confidence_low"] == pytest.approx(low, abs=1e-9) and d["confidence_high"] == pytest.approx(high, abs=1e-9)
     assert d["confidence_mean"] == pytest.approx(statistics.mean(scores), abs=1e-9)
     assert d["confidence_empty_resamples"] == empty
@@ -845,12 +850,12 @@ def test_the_group_table_counts_the_empty_replicates_of_each_group(tmp_path):
     table = pq.read_table(tmp_path / "g.parquet").to_pylist()
     docs = load(tmp_path / "r.json")["groups"]
     for row, doc in zip(table, docs):
-        assert row["confidence_empty_resamples"] == doc.get("confidence_empty_resamples", 0)
+        assert row["bleu_confidence_empty_resamples"] == bleu_of(doc).get("confidence_empty_resamples", 0)
         if doc["group_by"] == ["system"]:
-            assert row["confidence_empty_resamples"] == 0 and "confidence_note" not in doc
+            assert row["bleu_confidence_empty_resamples"] == 0 and "confidence_note" not in bleu_of(doc)
         else:  # 2 pairs (alpha's and beta's) of the same id: both drawn, or neither, e**-1 of the time
             w = bs.weights(bs.row_keys_from_ids([doc["key"]["line"]]), 1000, 12345)[:, 0]
-            assert row["confidence_empty_resamples"] == int((w == 0).sum()) > 0
+            assert row["bleu_confidence_empty_resamples"] == int((w == 0).sum()) > 0
 
 
 def test_report_marks_the_groups_too_small_for_their_interval(tmp_path):

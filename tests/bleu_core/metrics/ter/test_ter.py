@@ -398,10 +398,13 @@ def test_sentence_ter_and_columns():
     assert score.score == TER().sentence_score("d e f g h a b c", ["a b c d e f g h"]).score == 12.5
     ours = Ter(no_punct=True)
     assert ours.width == 5 + MAX_REFS and ours.stat_names() == list(STAT_NAMES)
-    assert ours.pair_column_names() == [f"ter_{n}" for n in STAT_NAMES] + ["ter"]
+    # each statistic under its group-table name, then the sentence score, all with the id as prefix
+    assert ours.pair_column_names() == [f"ter_{n}" for n in STAT_NAMES] + ["ter_score"]
+    assert {name for name, _, field in ours.table_columns() if isinstance(field, Stat)} == set(STAT_NAMES)
     rows = ours.batch_stats(["a b", "c"], [["a c"], ["c", "c d"]])
     cols = ours.pair_columns(rows)
-    assert cols["ter"].to_pylist() == [TER(no_punct=True).sentence_score(h, r).score
+    assert list(cols) == ours.pair_column_names()
+    assert cols["ter_score"].to_pylist() == [TER(no_punct=True).sentence_score(h, r).score
                                        for h, r in (("a b", ["a c"]), ("c", ["c", "c d"]))]
     totals = rows.sum(0)
     d = ours.score(totals, {1, 2}).to_dict()
