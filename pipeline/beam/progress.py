@@ -78,13 +78,14 @@ def _bar(fraction: float, width: int) -> str:
 
 def describe(done: Optional[int], total: Optional[int], elapsed: float, *, rate: Optional[float] = None,
              tasks: Optional[Tuple[int, int]] = None, final: bool = False, bar_width: int = 0,
-             note: str = "") -> str:
+             note: str = "", max_width: int = 0) -> str:
     """The progress line. ``done``: pairs so far (None: unknown while running); ``total``: the
     pairs of the input (None when unknown: then no percent, no ETA); ``rate``: pairs (or tasks)
     per second; ``tasks``: (finished, all) when the runner counts tasks instead of pairs;
     ``bar_width``: a bar of that many characters first, in a terminal's shorter form (and no
     bar without a total), 0 for a plain line; ``note``: said when ``done`` is None (why there is
-    no count). A plain line starts ``beambleu: progress:``, a bar ``beambleu: [``."""
+    no count); ``max_width``: a terminal's width, which a bar's line keeps within (its bar
+    narrower). A plain line starts ``beambleu: progress:``, a bar ``beambleu: [``."""
     def pct(fraction: float) -> str:
         return f"{100 if fraction >= 1 else min(99, int(fraction * 100))}%"
 
@@ -123,6 +124,8 @@ def describe(done: Optional[int], total: Optional[int], elapsed: float, *, rate:
         when = f"ETA {duration(eta)}" if bar else f"{when}, ETA {duration(eta)}"
     line = f"{count}{speed}, {when}"
     if bar and fraction is not None:
+        if max_width:  # the whole line within the terminal's width (the bar gives way, down to 10)
+            bar_width = max(10, min(bar_width, max_width - 1 - len(f"beambleu: [] {line}")))
         return f"beambleu: {_bar(fraction, bar_width)} {line}"
     return f"beambleu: progress: {line}"
 
@@ -221,7 +224,8 @@ class Progress:
         elapsed = self.clock() - (self.t0 if self.t0 is not None else self.clock())
         rate = done / elapsed if done and elapsed > 0 else None
         text = describe(done, self.total, elapsed, rate=rate, final=True,
-                        bar_width=self._bar_width() if self.tty else 0)
+                        bar_width=self._bar_width() if self.tty else 0,
+                        max_width=self.sink.width() if self.tty else 0)
         if self.tty:
             self.sink.status(text)
             self.sink.end_status()
@@ -280,7 +284,8 @@ class Progress:
         else:
             pairs, tasks = None, r.tasks
         return describe(pairs, self.total, now - (self.t0 or now), rate=self._rate.value(), tasks=tasks,
-                        note=self.note, bar_width=self._bar_width() if self.tty else 0)
+                        note=self.note, bar_width=self._bar_width() if self.tty else 0,
+                        max_width=self.sink.width() if self.tty else 0)
 
     def _bar_width(self) -> int:
         """30 characters, fewer on a narrow terminal (the line is about 65 without its bar)."""

@@ -348,7 +348,8 @@ def _run_job(args, beam_argv, spec, metrics, sig, opts, runner_obj, out_cfg, dry
     progress = args.progress == "on" or (args.progress == "auto" and local)
     inputs = {**the_plan.summary(), "columns": spec.columns, **metrics.resources()}
     if progress:
-        print(f"beambleu: {the_plan.total_rows:,} pairs in {len(the_plan.files)} files, "
+        n_files = len(the_plan.files)
+        print(f"beambleu: {the_plan.total_rows:,} pairs in {n_files} file{'s' if n_files != 1 else ''}, "
               f"{len(the_plan.items)} row groups; planning took {time.monotonic() - t0:.1f} s",
               file=sys.stderr, flush=True)
     watch = None  # the one progress line of the job (beambleu.beam.progress); a pair is a row and a candidate column
