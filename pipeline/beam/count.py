@@ -4,6 +4,7 @@ per-pair parts of ``--sentence-output`` (:class:`BatchToStats`). Grouping set ``
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
@@ -21,7 +22,8 @@ from ..groups import accumulate as acc_ops, grouptable
 from ..io.inputs import InputSpec, PipelineInputError
 from ..io.keep import Keep, keep_mask
 
-__all__ = ["CORPUS_KEY", "NAMESPACE", "N_SHARDS", "BatchToStats", "StatsConfig", "as_triple", "corpus_table"]
+__all__ = ["CORPUS_KEY", "IN_PROCESS_PAIRS", "NAMESPACE", "N_SHARDS", "BatchToStats", "InProcessPairs", "StatsConfig",
+           "as_triple", "corpus_table"]
 
 #: the corpus: grouping set -1, one shard
 CORPUS_KEY = (-1, 0)
@@ -29,6 +31,25 @@ NAMESPACE = "beambleu"
 #: shards per grouping set: combined tables and result parts are per (grouping set, shard), so the
 #: work and the memory of the last steps spread over workers, whatever the number of groups
 N_SHARDS = 16
+
+
+class InProcessPairs:
+    """Pairs counted by the workers running in this process (a portable runner's LOOPBACK
+    environment, which ``--runner FlinkRunner``/``SparkRunner`` alone use): the driver's progress
+    line reads it where the job server reports counters only when the job ends. A retried bundle
+    counts twice: it is a progress figure, never a result."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self.value = 0
+
+    def add(self, n: int) -> None:
+        with self._lock:
+            self.value += n
+
+
+#: this process' :class:`InProcessPairs`
+IN_PROCESS_PAIRS = InProcessPairs()
 
 
 def corpus_table(acc: np.ndarray) -> grouptable.GroupTable:
@@ -148,6 +169,7 @@ class BatchToStats(beam.DoFn):
             sets.append((g, gs, inverse, first))
         for cand_col, stats in self._statistics(source, first_row, batch, refs, need_rows):
             self.pairs.inc(batch.num_rows)
+            IN_PROCESS_PAIRS.add(batch.num_rows)
             self.batches.inc()
             if not need_rows:
                 self._count(stats)

@@ -52,6 +52,13 @@ def _namespace() -> str:
     return NAMESPACE
 
 
+def _in_process_pairs() -> int:
+    """What this process' workers have counted (:data:`beambleu.beam.count.IN_PROCESS_PAIRS`)."""
+    from .count import IN_PROCESS_PAIRS
+
+    return IN_PROCESS_PAIRS.value
+
+
 @dataclass(frozen=True)
 class Reading:
     """What a runner says of the job so far: the pairs counted (None: it does not say while the
@@ -391,6 +398,7 @@ class JobMetrics:
 
     def __init__(self, result):
         self.result = result
+        self._base = _in_process_pairs()  # what this process' workers had counted before
 
     def _query(self) -> Optional[int]:
         from apache_beam.metrics.metric import MetricsFilter
@@ -404,7 +412,10 @@ class JobMetrics:
         return sum(max(c.attempted or 0, c.committed or 0) for c in counters)
 
     def __call__(self) -> Optional[Reading]:
-        return Reading(pairs=self._query())
+        pairs = self._query()
+        if pairs is None and _in_process_pairs() > self._base:  # workers in this process (LOOPBACK)
+            pairs = _in_process_pairs() - self._base
+        return Reading(pairs=pairs)
 
     def final(self) -> Optional[int]:
         """The count once the job is over (and a fresh ``result.metrics()`` for whoever asks next)."""

@@ -143,7 +143,8 @@ def with_progress(runner_obj, opts, total_pairs: Optional[int], sink):
 
         runner_obj = create_runner(opts.view_as(StandardOptions).runner or StandardOptions.DEFAULT_RUNNER)
     name = type(runner_obj).__name__
-    note = f"{name} counts them when the job ends" if name in _COUNT_AT_END else ""
+    note = f"none counted yet ({name}'s job server reports counters when the job ends)" \
+        if name in _COUNT_AT_END else ""
     progress = Progress(total_pairs, sink, note=note)
     return show_progress(runner_obj, progress), progress
 

@@ -57,8 +57,8 @@ def test_duration(seconds, text):
      "beambleu: progress: 1,234 pairs, 500 pairs/s, 0:05 elapsed"),
     (dict(done=1_234, total=None, elapsed=5.2, rate=500, bar_width=10),  # and no bar
      "beambleu: progress: 1,234 pairs, 500 pairs/s, 0:05 elapsed"),
-    (dict(done=None, total=400_000, elapsed=12, note="FlinkRunner counts them when the job ends"),
-     "beambleu: progress: running, 0:12 elapsed (400,000 pairs in all); FlinkRunner counts them when the job ends"),
+    (dict(done=None, total=400_000, elapsed=12, note="none counted yet"),
+     "beambleu: progress: running, 0:12 elapsed (400,000 pairs in all); none counted yet"),
     (dict(done=None, total=400_000, elapsed=12, tasks=(12, 40), rate=2),
      "beambleu: progress: 12 of 40 tasks (30%) for 400,000 pairs, 0:12 elapsed, ETA 0:14"),
     (dict(done=None, total=400_000, elapsed=12, tasks=(12, 40), rate=2, bar_width=10),
@@ -358,3 +358,24 @@ def test_the_bar_reaches_a_terminal_through_the_stderr_filter(tmp_path):
     assert after.startswith("beambleu: done in "), repr(err)
     assert "\r" not in after, repr(err)
     assert "progress: 60 of 60" not in err  # a terminal gets the bar, not plain lines
+
+
+def test_a_job_server_without_live_counters_shows_the_pairs_of_in_process_workers():
+    """Flink's and Spark's job servers report counters only at the end: the pairs the workers of this
+    process (LOOPBACK) counted since the job was submitted stand in; none counted, none shown."""
+    from beambleu.beam.count import IN_PROCESS_PAIRS
+    from beambleu.beam.progress import JobMetrics
+
+    class NoCounters:  # a portable result while the job runs
+        def metrics(self):
+            class Empty:
+                def query(self, _filter):
+                    return {"counters": []}
+            return Empty()
+
+    IN_PROCESS_PAIRS.add(7)  # an earlier job in this process
+    watch = JobMetrics(NoCounters())
+    assert watch().pairs is None
+    IN_PROCESS_PAIRS.add(1000)
+    IN_PROCESS_PAIRS.add(24)
+    assert watch().pairs == 1024
