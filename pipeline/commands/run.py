@@ -304,6 +304,7 @@ def run(args, beam_argv: List[str]) -> int:
     if dry_run and (args.runner or "").lower() not in ("dataflowrunner", "dataflow"):
         raise UsageError("--dry_run is only supported with --runner DataflowRunner")
     check_object_stores(args.input if dry_run else paths, opts)  # a dry run never touches its outputs
+    keep = keep_conditions(args, metrics)  # --keep: bad usage before anything is made
     # without any output the job only prints its result: its scratch (the scored parts, the summary)
     # goes to a temporary folder of this machine, which the workers of a local or same-machine runner reach
     scratch = None if any((args.output, args.groups_output, args.sentence_output)) else \
@@ -312,16 +313,17 @@ def run(args, beam_argv: List[str]) -> int:
                                     for p in (args.output, args.groups_output, args.sentence_output)),
                                   commit_in_job=args.detach, json_groups_limit=args.json_groups_limit,
                                   anchor=scratch and os.path.join(scratch, "result"),
-                                  keep=[k.text for k in keep_conditions(args, metrics)])
+                                  keep=[k.text for k in keep])
     try:
         if not dry_run:
             check_job_endpoint(opts)
         # no other run may write these outputs while this one runs (a dry run never touches them)
         locks = [] if dry_run else ownership.take_locks(out_cfg.targets())
-        guard = _SignalGuard(out_cfg, locks=locks)
+        guard = _SignalGuard(out_cfg, locks=locks, scratch=scratch)
         try:
             with guard:
-                return _run_job(args, beam_argv, spec, metrics, sig, opts, runner_obj, out_cfg, dry_run, guard)
+                return _run_job(args, beam_argv, spec, metrics, sig, opts, runner_obj, out_cfg, dry_run, guard,
+                                keep)
         finally:
             ownership.release_locks(locks)
     finally:
@@ -329,7 +331,7 @@ def run(args, beam_argv: List[str]) -> int:
             shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _run_job(args, beam_argv, spec, metrics, sig, opts, runner_obj, out_cfg, dry_run, guard) -> int:
+def _run_job(args, beam_argv, spec, metrics, sig, opts, runner_obj, out_cfg, dry_run, guard, keep=()) -> int:
     t0 = time.monotonic()
     the_plan = plan(args.input, spec, input_format=getattr(args, "input_format", "auto"))
     if sig.paired and not spec.wide:
@@ -367,7 +369,7 @@ def _run_job(args, beam_argv, spec, metrics, sig, opts, runner_obj, out_cfg, dry
     p = beam.Pipeline(runner=runner_obj, options=opts)
     _ = p | "ScoreJob" >> ScoreJob(the_plan, spec, metrics, sig, layout, out_cfg, inputs, batch_size=args.batch_size,
                                    null_candidate=args.null_candidate, progress=progress, carry=carry,
-                                   keep=keep_conditions(args, metrics))
+                                   keep=keep)
     t1 = time.monotonic()
     result = None
     guard.pipeline = p
@@ -423,8 +425,8 @@ class _SignalGuard:
     (``os._exit``) once beambleu's own cleanup is done. Inside :meth:`deferred` (the commit) a
     signal waits until the renames are done, so that a run leaves every output or none."""
 
-    def __init__(self, cfg, pipeline=None, locks=()):
-        self.cfg, self.pipeline, self.locks = cfg, pipeline, locks
+    def __init__(self, cfg, pipeline=None, locks=(), scratch=None):
+        self.cfg, self.pipeline, self.locks, self.scratch = cfg, pipeline, locks, scratch
         self.staged = False
         self._defer = False
         self._pending = None
@@ -472,8 +474,9 @@ class _SignalGuard:
         release_locks(self.locks)
         _kill_child_processes()
         tempdir = getattr(self.pipeline, "local_tempdir", None)  # Beam's own, removed when run() returns
-        if tempdir:
-            shutil.rmtree(tempdir, ignore_errors=True)
+        for folder in (tempdir, self.scratch):  # and a run without outputs' scratch: the exit skips its finally
+            if folder:
+                shutil.rmtree(folder, ignore_errors=True)
         name = signal.Signals(signum).name
         what = "the outputs were complete and are in place" if committed else "nothing was written"
         emergency_exit(128 + signum, f"beambleu: interrupted by {name}; {what}")
