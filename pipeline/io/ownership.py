@@ -230,7 +230,11 @@ def _alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
-    return True
+    try:  # a zombie (killed, not yet reaped: its parent died too) answers signal 0 but runs no more
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rpartition(b")")[2].split()[:1] not in ([b"Z"], [b"X"])
+    except OSError:
+        return True
 
 
 def write_manifest(directory: str, parts: Sequence[str], meta: Optional[Dict] = None) -> None:
