@@ -205,12 +205,15 @@ def document_runs(tmp_path_factory):
     """A document's commands run (once per document, in its own copy of the project folder): ``runs(document)``
     is ``{index of the command: its completed process}``."""
     done: Dict[str, Dict[int, subprocess.CompletedProcess]] = {}
+    folders: Dict[str, Path] = {}
 
     def runs(document: str) -> Dict[int, subprocess.CompletedProcess]:
         if document not in done:
-            done[document] = _run_commands(DOC_COMMANDS[document], tmp_path_factory.mktemp("project"))
+            folders[document] = tmp_path_factory.mktemp("project")
+            done[document] = _run_commands(DOC_COMMANDS[document], folders[document])
         return done[document]
 
+    runs.folders = folders  # the copy each document's commands ran in
     return runs
 
 
@@ -227,6 +230,26 @@ def test_readme_command(document, i, document_runs):
         checker = doctest.OutputChecker()
         assert checker.check_output(want, proc.stdout, doctest.ELLIPSIS), checker.output_difference(
             doctest.Example(command.line, want), proc.stdout, doctest.ELLIPSIS)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("document", DOCUMENTS)
+def test_what_a_document_writes_is_ignored_by_git(document, document_runs):
+    """The files a document's commands leave in the project folder (results, shards, plots) would
+    otherwise show up in `git status` of a user who tried them."""
+    if not (REPO / ".git").exists() or not shutil.which("git"):
+        pytest.skip("the project folder is not a git checkout")
+    document_runs(document)
+    folder = document_runs.folders[document]
+    shipped = set(project_files())
+    written = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() and not p.is_symlink()
+                     and str(p.relative_to(folder)) not in shipped)
+    if not written:
+        return
+    ignored = subprocess.run(["git", "-C", str(REPO), "check-ignore", "--no-index", "--stdin"],
+                             input="\n".join(written) + "\n", capture_output=True, text=True).stdout.split()
+    unignored = sorted(set(written) - set(ignored))
+    assert unignored == [], f"not in .gitignore: {unignored}"
 
 
 def test_python_in_a_source_folder_without_the_kernel_is_told_what_to_do(tmp_path):

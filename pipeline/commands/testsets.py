@@ -56,9 +56,13 @@ def add_testset_arguments(p, info: bool = True) -> None:
                    help="use the references of this sacrebleu test set instead of REF files (see --list); several, "
                         "separated by commas, are concatenated")
     by_language = ", ".join(f"{lang}: {tok}" for lang, _, tok in TARGET_LANGUAGES)
-    g.add_argument("--language-pair", "-l", dest="langpair", default=None, metavar="SRC-TRG",
-                   help="language pair of the test set; its target language also picks BLEU's default tokenizer "
-                        f"({by_language}, else {DEFAULT_TOKENIZER})")
+    if info:
+        pair_help = (f"language pair of the test set; its target language also picks BLEU's default tokenizer "
+                     f"({by_language}, else {DEFAULT_TOKENIZER})")
+    else:  # convert: nothing is tokenized
+        pair_help = ("language pair of the test set, recorded in a directory output's manifest (--set "
+                     "langpair=... also adds it as a column)")
+    g.add_argument("--language-pair", "-l", dest="langpair", default=None, metavar="SRC-TRG", help=pair_help)
     g.add_argument("--origlang", "-ol", dest="origlang", default=None, metavar="LANG",
                    help="keep only documents originally written in LANG (non-LANG: in any other language)")
     g.add_argument("--subset", dest="subset", default=None, metavar="REGEX",
