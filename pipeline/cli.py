@@ -15,6 +15,7 @@ import argparse
 import os
 import re
 import sys
+from importlib import import_module
 from typing import List, Optional, Tuple
 
 from .commands.stderr_filter import StderrFilter, quiet_logging
@@ -26,9 +27,9 @@ from .errors import OutputError, Parser, UsageError
 __all__ = ["EPILOG", "main", "make_parser"]
 
 EPILOG = ("Exit codes: 0 done; 1 bad input (one line naming the file, line or row, and column) or an "
-          "unexpected error; 2 bad usage (options, output paths, a missing extra); 130 interrupted. Nothing "
-          "is written unless everything is. An unexpected error is shown as one line: set BEAMBLEU_DEBUG=1 "
-          "to see its traceback.")
+          "unexpected error; 2 bad usage (options, output paths, a missing extra); 130 interrupted (SIGINT); "
+          "143 terminated (SIGTERM). Nothing is written unless everything is. An unexpected error is shown as one "
+          "line: set BEAMBLEU_DEBUG=1 to see its traceback.")
 
 
 def make_parser(with_run: bool = True) -> argparse.ArgumentParser:
@@ -44,14 +45,17 @@ def make_parser(with_run: bool = True) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", "-V", action="version", version=f"beambleu {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    score_command.build_parser(sub.add_parser(
+    score_parser = sub.add_parser(
         "score", help="sacrebleu's command line: score system outputs against references or a test set",
         description="sacrebleu 2.6.0's command line, computed by beambleu: score one or several system outputs "
-                    "against reference files (or a sacrebleu test set, -t/-l), with sacrebleu's flags and outputs.",
-        epilog=EPILOG))
+                    "against reference files (or a sacrebleu test set, -t/-l), with sacrebleu's flags and outputs; "
+                    "--long options may be abbreviated as in sacrebleu.",
+        epilog=EPILOG)
+    score_parser.__class__ = score_command.ScoreParser  # sacrebleu's abbreviations (the other commands take none)
+    score_command.build_parser(score_parser)
     if with_run:
         with quiet_logging():  # what Beam logs when it is imported is not beambleu's to show
-            import apache_beam  # noqa: F401
+            import_module("apache_beam")
         from .commands import run as run_command  # imports Apache Beam: only `run` loads it
 
         run_command.build_parser(sub.add_parser(

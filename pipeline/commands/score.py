@@ -42,7 +42,8 @@ from .metric_options import add_metric_arguments, builtins_only, metrics_from_ar
 from .significance import add_significance_arguments, resampling, resolve_seed, row_keys_for_lines
 from .testsets import detail_color
 
-__all__ = ["FORMATS", "SPOOL_BYTES", "add_report_arguments", "build_parser", "builtin_flags", "run", "warn_tokenized"]
+__all__ = ["FORMATS", "SACREBLEU_LONG_OPTIONS", "SPOOL_BYTES", "ScoreParser", "add_report_arguments", "build_parser",
+           "builtin_flags", "run", "warn_tokenized"]
 
 FORMATS = ("json", "text", "latex")
 #: ANSI colours as sacrebleu (colorama) writes them
@@ -131,6 +132,38 @@ def _colors(args) -> _Color:
 
 
 # ----------------------------------------------------------------------------- the command line
+
+#: sacrebleu 2.6.0's long options, in the order of its parser (which orders its "could match" lists)
+SACREBLEU_LONG_OPTIONS = (
+    "--help", "--citation", "--cite", "--list", "--test-set", "--language-pair", "--origlang", "--subset",
+    "--download", "--echo", "--input", "--num-refs", "--encoding", "--metrics", "--sentence-level",
+    "--smooth-method", "--smooth-value", "--tokenize", "--lowercase", "--force", "--chrf-char-order",
+    "--chrf-word-order", "--chrf-beta", "--chrf-whitespace", "--chrf-lowercase", "--chrf-eps-smoothing",
+    "--ter-case-sensitive", "--ter-asian-support", "--ter-no-punct", "--ter-normalized", "--confidence",
+    "--confidence-n", "--paired-ar", "--paired-bs", "--paired-ar-n", "--paired-bs-n", "--paired-jobs", "--quiet",
+    "--short", "--score-only", "--width", "--detail", "--no-color", "--format", "--version",
+)
+
+
+class ScoreParser(Parser):
+    """``beambleu score``'s parser: a ``--long`` option may be abbreviated as in sacrebleu's command
+    line (argparse's prefix matching: ``--tok intl``, ``--metric chrf``, ``--form=text``), and an
+    abbreviation means what it means to sacrebleu although beambleu has more options (``--w`` is
+    sacrebleu's ``--width``, not also ``--with-stats``): the prefix is matched against sacrebleu's
+    options first, then, when none of them has it, against all of beambleu's (its own flags and the
+    plugins'). A prefix of several options is refused as sacrebleu refuses it, with its list of
+    candidates. Single-dash options are never abbreviated (:class:`~beambleu.errors.Parser`)."""
+
+    def _get_option_tuples(self, option_string):
+        if not option_string.startswith("--"):
+            return super()._get_option_tuples(option_string)
+        prefix, eq, value = option_string.partition("=")
+        explicit = value if eq else None
+        known = self._option_string_actions
+        ours = [s for s in known if s.startswith("--") and s.startswith(prefix)]
+        theirs = [s for s in SACREBLEU_LONG_OPTIONS if s in known and s.startswith(prefix)]
+        return [(known[s], s, explicit) for s in (theirs or ours)]
+
 
 
 def _check_args(args) -> None:

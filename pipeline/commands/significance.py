@@ -45,19 +45,21 @@ def add_significance_arguments(p, run: bool = False) -> None:
                       help="paired bootstrap test of every system against the baseline (Koehn 2004, sacrebleu's "
                            "p-value); implies intervals")
     g.add_argument(*short("--paired-bs-n", "-pbsn"), type=PAIRED_N, default=bs.DEFAULT_N, metavar="B",
-                   help="resamples for --paired-bs, and for its intervals (default: %(default)s; 0: the default)")
+                   help=f"resamples for --paired-bs, and for its intervals (default: %(default)s; 0 means {bs.DEFAULT_N}, as "
+                        "in sacrebleu)")
     pair.add_argument(*short("--paired-ar", "-par"), action="store_true",
                       help="paired approximate randomization test of every system against the baseline "
                            "(sacrebleu's test and p-value)")
     g.add_argument(*short("--paired-ar-n", "-parn"), type=PAIRED_N, default=DEFAULT_TRIALS, metavar="T",
-                   help="trials of --paired-ar (default: %(default)s; 0: the default)")
+                   help=f"trials of --paired-ar (default: %(default)s; 0 means {DEFAULT_TRIALS}, as in sacrebleu)")
     if run:
-        g.add_argument("--resampling", choices=(nr.COUNTER,), default=nr.COUNTER,
-                       help="how resamples are drawn: counter, beambleu's counter-based Poisson bootstrap and coins, "
-                            "keyed on the seed, the row's identity and the replicate, the same on every runner and "
-                            "sharding, ties counted in the p-values (the only method of run: sacrebleu's draws need "
-                            "every segment of a system in one process, in order); the same numbers as beambleu score "
-                            "--resampling counter on the same lines with --id-column line")
+        g.add_argument("--resampling", choices=(nr.COUNTER,), default=nr.COUNTER, metavar="counter",
+                       help="how resamples are drawn; run has one method, counter (the default, so this flag can be "
+                            "left out): beambleu's counter-based Poisson bootstrap and coins, keyed on the seed, the "
+                            "row's identity and the replicate, the same on every runner and sharding, ties counted "
+                            "in the p-values (sacrebleu's draws need every segment of a system in one process, in "
+                            "order); the same numbers as beambleu score --resampling counter on the same lines with "
+                            "--id-column line")
     else:
         g.add_argument("--resampling", choices=nr.METHODS, default=nr.SACREBLEU,
                        help="how resamples are drawn (default: %(default)s): sacrebleu, numpy's default_rng(seed) "

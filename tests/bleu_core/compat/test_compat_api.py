@@ -3,8 +3,9 @@ defaults, class constants, cached references, signatures, formatting, bootstrap 
 argument errors, and the documented differences.
 
 sacrebleu's own test_api.py tests only its test-set registry and downloads (get_source_file,
-get_available_testsets, ...), which bleu_core.compat does not offer: there are no facts of it
-to port, so this file tests the metric API that compat does offer, against sacrebleu run here.
+get_available_testsets, ...), which bleu_core.compat passes on from the installed sacrebleu
+(test_compat_modules.py; test_sacrebleu_suite.py runs that file itself): this file tests the
+metric API, against sacrebleu run here.
 """
 
 import inspect

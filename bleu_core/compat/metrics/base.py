@@ -1,0 +1,292 @@
+"""sacrebleu's ``sacrebleu.metrics.base``: :class:`Score`, :class:`Signature` and :class:`Metric`,
+the base of the sacrebleu-style metric classes on bleu_core's kernels."""
+
+from __future__ import annotations
+
+import logging
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import replace
+from importlib import import_module
+from typing import Dict, List, Optional, Tuple
+
+import numpy as np
+import pyarrow as pa
+
+from ... import formats, scoring
+from ...kernels.arrow import to_arrow
+from ...resampling import counter as bootstrap, sacrebleu as nr
+from ...signature import SignatureFields
+from ...sums import column_sums
+
+__all__ = ["Score", "Signature", "Metric"]
+
+logger = logging.getLogger("bleu_core.compat")
+
+# ------------------------------------------------------------------------------ scores
+
+class Score:
+    """sacrebleu's score base: ``name``, ``score``, and after a bootstrap ``_mean`` and ``_ci``
+    (the 95% interval's half-width; both -1.0 until then)."""
+
+    def __init__(self, name: str, score: float):
+        self.name = name
+        self.score = score
+        self._mean = -1.0
+        self._ci = -1.0
+        self._verbose = ""
+
+    @property
+    def _interval(self) -> scoring.Interval:
+        """The bootstrap estimate (shown, as by sacrebleu, when its mean is positive: -1 until estimated)."""
+        return scoring.Interval(self._mean, 0.0, 0.0, self._ci)
+
+    def format(self, width: int = 2, score_only: bool = False, signature: str = "", is_json: bool = False) -> str:
+        """sacrebleu's text line ``NAME|signature = score (μ = mean ± ci) verbose``, the score
+        alone (``score_only``), or its JSON object (``is_json``, which needs a signature)."""
+        if score_only:
+            return formats.score_text(self.score, width, self._interval)
+        if is_json:
+            if not signature:
+                raise ValueError("format(is_json=True) needs the signature string (its fields become JSON keys)")
+            return formats.sacrebleu_json(self.name, self.score, signature, width, self._interval, self._verbose)
+        return formats.score_line(self.name, self.score, width, signature, self._interval, self._verbose)
+
+    def estimate_ci(self, scores: Sequence) -> None:
+        """Set ``_mean`` and ``_ci`` from resampled scores (objects with ``.score``), as
+        sacrebleu does: the mean, and half the width of the 95% percentile interval."""
+        ci = scoring.Interval.of([s.score for s in scores])
+        self._ci = ci.half_width
+        self._mean = ci.mean
+
+    def __repr__(self) -> str:
+        return self.format()
+
+
+# ------------------------------------------------------------------------------ signatures
+
+
+class Signature(SignatureFields):
+    """sacrebleu's signature object: ``info`` (ordered fields, ``None`` ones left out),
+    :meth:`format` (``short=True`` abbreviates the keys), :meth:`update`. The metric's fields and
+    the version come from bleu_core's own signatures (``version:beambleu-<version>``; BLEU adds
+    ``order:N`` when ``max_ngram_order`` is not 4, which sacrebleu's signature omits)."""
+
+    ABBR = {**SignatureFields.ABBR, "test": "t", "lang": "l", "subset": "S", "origlang": "o", "case": "c", "eff": "e",
+            "smooth": "s", "space": "s"}
+
+    def __init__(self, info: Dict):
+        self.info = dict(info)
+
+    def __repr__(self) -> str:
+        return self.format()
+
+
+# ------------------------------------------------------------------------------ metrics
+
+
+class _Option:
+    """An option of the wrapped bleu_core metric, read and set as a plain attribute, as on
+    sacrebleu's metrics; setting it rebuilds (and so re-checks) the wrapped metric. A compat
+    class gets one per keyword option its metric declares (:attr:`bleu_core.registry.Option.compat`)."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __get__(self, obj, owner=None):
+        return self if obj is None else getattr(obj._metric, self.name)
+
+    def __set__(self, obj, value):
+        obj._metric = replace(obj._metric, **{self.name: value})
+
+
+def _seed_from_env(paired: bool = False) -> Tuple[str, int]:
+    """(the signature's seed, the generator's seed) from SACREBLEU_SEED (bootstrap.seed_from_env)."""
+    return bootstrap.seed_from_env(paired)
+
+
+def _resampling() -> str:
+    """:data:`bleu_core.compat.RESAMPLING`, read when called, checked."""
+    RESAMPLING = import_module("bleu_core.compat").RESAMPLING
+    if RESAMPLING not in nr.METHODS:
+        raise ValueError(f"bleu_core.compat.RESAMPLING = {RESAMPLING!r}: choose one of "
+                         f"{', '.join(map(repr, nr.METHODS))}")
+    return RESAMPLING
+
+
+def _line_keys(n: int) -> np.ndarray:
+    """Row identities of segments 0..n-1: their 1-based line numbers, as ``beambleu score`` uses,
+    so the same segment of two systems (and of a ``beambleu score`` run) gets the same draws."""
+    return bootstrap.row_keys_from_ids(np.arange(1, n + 1, dtype=np.int64))
+
+
+class _Metric(ABC):
+    """What BLEU and CHRF share: sacrebleu's argument checks, reference streams and their cache,
+    statistics per segment (an ``int64[n, width]`` matrix, from the bleu_core kernel), scores,
+    bootstrap intervals and the signature."""
+
+    _metric = None  # the wrapped bleu_core metric (Bleu or Chrf), set by the subclass
+
+    def __init_subclass__(cls, metric=None, **kwargs):
+        """``class BLEU(_Metric, metric=Bleu)``: the options ``Bleu`` declares become attributes."""
+        super().__init_subclass__(**kwargs)
+        if metric is not None:
+            for opt in metric.options:
+                if opt.keyword and opt.compat and opt.name not in cls.__dict__:
+                    setattr(cls, opt.name, _Option(opt.name))
+
+    def __init__(self):
+        self._ref_cache = None
+        self._force = True
+        self.n_bootstrap = None
+        self.seed = None
+
+    # -- argument checks (sacrebleu's messages first, then what it leaves unchecked) -----------------
+
+    def _fail(self, message: str, error=TypeError):
+        raise error(f"{type(self).__name__}: {message}")
+
+    def _check_sentence_score_args(self, hyp, refs) -> None:
+        if not isinstance(hyp, str):
+            self._fail("The argument `hyp` should be a string.")
+        if isinstance(refs, str) or not isinstance(refs, Sequence):
+            self._fail("The argument `refs` should be a sequence of strings.")
+        if len(refs) == 0:
+            self._fail("The argument `refs` is empty: there is no reference to score against.", ValueError)
+        if not isinstance(refs[0], str) and refs[0] is not None:
+            self._fail("Each element of `refs` should be a string.")
+
+    def _check_corpus_score_args(self, hyps, refs) -> None:
+        if not isinstance(hyps, Sequence):
+            self._fail("`hyps` should be a sequence of strings.")
+        if len(hyps) == 0:
+            self._fail("`hyps` is empty: there are no segments to score.", ValueError)
+        if not isinstance(hyps[0], str):
+            self._fail("Each element of `hyps` should be a string.")
+        if any(line is None for line in hyps):
+            self._fail("Undefined line in hypotheses stream!")
+        for i, line in enumerate(hyps):
+            if not isinstance(line, str):
+                self._fail(f"hypothesis {i} is a {type(line).__name__}, not a string.")
+        if refs is not None:
+            if not isinstance(refs, Sequence):
+                self._fail("`refs` should be a sequence of sequence of strings.")
+            if len(refs) == 0:
+                self._fail("`refs` is empty: give at least one reference stream (or None for the cached ones).",
+                           ValueError)
+            if isinstance(refs[0], str) or not isinstance(refs[0], Sequence):
+                self._fail("Each element of `refs` should be a sequence of strings.")
+            if len(refs[0]) and not isinstance(refs[0][0], str) and refs[0][0] is not None:
+                self._fail("`refs` should be a sequence of sequence of strings.")
+
+    # -- references ----------------------------------------------------------------------------------
+
+    def _cache_references(self, references) -> List[List[str]]:
+        """Reference streams to per-segment lists of references (``None`` entries dropped);
+        sets ``num_refs`` as sacrebleu does (the count, or -1 when segments differ)."""
+        streams = []
+        for k, stream in enumerate(references):
+            if isinstance(stream, str) or not isinstance(stream, Sequence):
+                self._fail(f"reference stream {k} should be a sequence of strings.")
+            streams.append(stream)
+        lengths = sorted({len(s) for s in streams})
+        if len(lengths) > 1:
+            self._fail(f"reference streams have different lengths ({', '.join(map(str, lengths))} lines); "
+                       "mark a missing reference with None", ValueError)
+        segments, counts = [], set()
+        for i, refs in enumerate(zip(*streams)):
+            lines = [x for x in refs if x is not None]
+            for x in lines:
+                if not isinstance(x, str):
+                    self._fail(f"reference of segment {i} is a {type(x).__name__}, not a string or None.")
+            if not lines:
+                self._fail(f"segment {i} has no reference (None in every reference stream)", ValueError)
+            counts.add(len(lines))
+            segments.append(lines)
+        self.num_refs = next(iter(counts)) if len(counts) == 1 else -1
+        return segments
+
+    def _extract_corpus_statistics(self, hypotheses, references) -> np.ndarray:
+        """``int64[n, width]``: each segment's statistics against its references (``references``
+        as streams, or the cached ones when falsy), computed by the bleu_core kernel."""
+        if references:
+            refs = self._cache_references(references)
+        elif self._ref_cache:
+            refs = self._ref_cache
+        else:
+            raise RuntimeError("No references provided and the cache is empty.")
+        hyps = list(hypotheses)
+        if len(hyps) != len(refs):
+            self._fail(f"{len(hyps)} hypotheses but {len(refs)} reference lines", ValueError)
+        if not self._force:
+            tokenized = sum(hyp.endswith(" .") for hyp in hyps)
+            if tokenized >= 100:
+                logger.warning("That's %d lines that end in a tokenized period ('.'): it looks like you forgot to "
+                               "detokenize your test data, which may hurt your score. If your data is detokenized, "
+                               "or you don't care, suppress this message with `force=True`.", tokenized)
+        try:
+            arrays = to_arrow(hyps, refs)
+        except (pa.ArrowException, UnicodeError):  # lone surrogates have no UTF-8 form: the scalar path takes them
+            return self._metric.scalar_stats(hyps, refs)
+        return self._metric.batch_stats(*arrays, per_row=True)
+
+    # -- scores --------------------------------------------------------------------------------------
+
+    @abstractmethod
+    def _compute_score_from_stats(self, stats) -> Score:
+        """The score of summed statistics (a vector of the metric's width)."""
+
+    def _aggregate_and_compute(self, stats: np.ndarray) -> Score:
+        """The score of per-segment statistics: summed, then scored once."""
+        rows = np.asarray(stats, dtype=np.int64).reshape(-1, self._metric.width)
+        return self._compute_score_from_stats(column_sums(rows))
+
+    def sentence_score(self, hypothesis: str, references: Sequence[Optional[str]]) -> Score:
+        """The score of one hypothesis against its references (a list of strings, ``None`` for
+        a missing one)."""
+        self._check_sentence_score_args(hypothesis, references)
+        stats = self._extract_corpus_statistics([hypothesis], [[ref] for ref in references])
+        return self._aggregate_and_compute(stats)
+
+    def corpus_score(self, hypotheses: Sequence[str], references: Optional[Sequence[Sequence[Optional[str]]]],
+                     n_bootstrap: int = 1) -> Score:
+        """The corpus score of ``hypotheses`` against reference streams (``None``: the references
+        given when the metric was made). ``n_bootstrap`` > 1 adds the bootstrap mean and 95%
+        interval (``_mean``, ``_ci``) and puts ``bs`` and ``seed`` (SACREBLEU_SEED) in the
+        signature from then on, as sacrebleu does, drawn as :data:`RESAMPLING` says."""
+        resampling = _resampling()
+        self._check_corpus_score_args(hypotheses, references)
+        stats = self._extract_corpus_statistics(hypotheses, references)
+        score = self._aggregate_and_compute(stats)
+        if n_bootstrap > 1:
+            if resampling == nr.COUNTER:
+                bootstrap.check_replicates(n_bootstrap, self._metric.width)
+            self.seed, seed = _seed_from_env()
+            self.n_bootstrap = n_bootstrap
+            if resampling == nr.SACREBLEU:
+                segments = nr.segment_statistics(self._metric, stats)
+                seeded = nr.bootstrap_seed(self.seed, seed)
+                ci = scoring.Interval.of(nr.bootstrap_scores([self._metric], [segments], n_bootstrap, seeded)[0])
+            else:
+                draws = scoring.Resampling(scoring.BOOTSTRAP, n_bootstrap, seed)
+                block = scoring.replicate_block(stats, _line_keys(len(stats)), draws)
+                ci = scoring.score_metric(self._metric, column_sums(stats), None, block, draws).interval
+            score._mean, score._ci = ci.mean, ci.half_width
+        return score
+
+    def get_signature(self) -> Signature:
+        """The signature of the last evaluation (the reference count is known only then)."""
+        if not hasattr(self, "num_refs"):
+            raise ValueError("Number of references unknown, please evaluate the metric first.")
+        core = self._metric.signature(1).info
+        info = {"nrefs": "var" if self.num_refs == -1 else self.num_refs, "bs": self.n_bootstrap, "ar": None,
+                "seed": self.seed, "test": getattr(self, "test_set", None), "lang": getattr(self, "langpair", None),
+                "origlang": getattr(self, "origlang", None), "subset": getattr(self, "subset", None)}
+        info.update((k, v) for k, v in core.items() if k not in ("nrefs", "bs", "seed", "version"))
+        info["version"] = core["version"]
+        return Signature(info)
+
+
+
+#: sacrebleu's name of the base class
+Metric = _Metric
