@@ -11,16 +11,19 @@ from typing import Optional, Tuple
 import apache_beam as beam
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from apache_beam.metrics import Metrics
 
 from bleu_core.errors import BatchInputError
 from bleu_core.kernels.arrow import nrefs_per_row
 from bleu_core.protocol import MetricSet, batch_stats_shared
 from bleu_core.resampling import counter as bootstrap
+from bleu_core.sums import checked_add
 
 from ..groups import accumulate as acc_ops, grouptable
 from ..io.inputs import InputSpec, PipelineInputError
 from ..io.keep import Keep, keep_mask
+from .autotok import AUTO_TOKENIZERS, AutoBleu, tokenizer_codes
 
 __all__ = ["CORPUS_KEY", "IN_PROCESS_PAIRS", "NAMESPACE", "N_SHARDS", "BatchToStats", "InProcessPairs", "StatsConfig",
            "as_triple", "corpus_table"]
@@ -124,7 +127,7 @@ class BatchToStats(beam.DoFn):
             return acc_ops.refs_from_columns([batch.column(c) for c in spec.reference_columns])
         return batch.column(spec.references_column)
 
-    def _fail(self, source, first_row, exc: BatchInputError, column):
+    def _fail(self, source, first_row, exc: BatchInputError, column, rows=None):
         self.rejected.inc()
         spec = self.config.spec
         if exc.column == "references":
@@ -134,8 +137,12 @@ class BatchToStats(beam.DoFn):
                 column = f"{spec.references_column}[{exc.ref_index}]"
             else:
                 column = spec.references_column or ",".join(spec.reference_columns)
+        if rows is not None:  # the batch is a part of the input's batch (-tok auto): the row there
+            exc = BatchInputError(int(rows[exc.row]), exc.column, exc.reason, exc.ref_index)
         located = exc.located(file=source, row_offset=first_row)
-        raise PipelineInputError(f"{located.file}: row {located.row}, column {column!r}: {located.reason}")
+        error = PipelineInputError(f"{located.file}: row {located.row}, column {column!r}: {located.reason}")
+        error.row = exc.row
+        raise error
 
     def process(self, element):
         source, first_row, batch = as_triple(element)
@@ -147,6 +154,7 @@ class BatchToStats(beam.DoFn):
         refs = self._references(batch)
         nrefs = nrefs_per_row(refs)  # a row without any reference is reported by the kernel
         need_rows = bool(spec.group_by) or cfg.sentence_dir is not None or cfg.n_boot > 0
+        codes = self._checked_names(source, first_row, batch)
         group_cols = {c: batch.column(c) for c in spec.group_columns}
         for c, col in group_cols.items():
             bad = acc_ops.first_invalid_utf8(col) if not pa.types.is_integer(col.type) else None
@@ -167,7 +175,7 @@ class BatchToStats(beam.DoFn):
             else:
                 inverse, first = np.zeros(batch.num_rows, dtype=np.int64), np.zeros(1, dtype=np.int64)
             sets.append((g, gs, inverse, first))
-        for cand_col, stats in self._statistics(source, first_row, batch, refs, need_rows):
+        for cand_col, stats in self._statistics(source, first_row, batch, refs, need_rows, codes):
             self.pairs.inc(batch.num_rows)
             IN_PROCESS_PAIRS.add(batch.num_rows)
             self.batches.inc()
@@ -193,22 +201,126 @@ class BatchToStats(beam.DoFn):
             if cfg.sentence_dir is not None:  # one output, told apart by its key (see ComputeBleu.expand)
                 yield self.SENTENCE_PARTS, self._write_part(source, first_row, batch, cand_col, stats)
 
-    def _statistics(self, source, first_row, batch, refs, need_rows):
+    def _checked_names(self, source, first_row, batch) -> Optional[np.ndarray]:
+        """Check the language pair column (``SRC-TRG``, not null) and the columns whose values
+        become file names (not null, no whitespace): bad input names the first bad row. Returns
+        each row's index in :data:`AUTO_TOKENIZERS` when the metrics have ``-tok auto``."""
+        spec, codes = self.config.spec, None
+        if spec.langpair_column:
+            col = batch.column(spec.langpair_column)
+            bad = acc_ops.first_invalid_utf8(col)
+            if bad is not None:
+                self.rejected.inc()
+                raise PipelineInputError(f"{source}: row {first_row + bad}, column {spec.langpair_column!r}: "
+                                         "invalid UTF-8")
+            codes, problem = tokenizer_codes(col)
+            if problem is not None:
+                self.rejected.inc()
+                raise PipelineInputError(f"{source}: row {first_row + problem[0]}, column "
+                                         f"{spec.langpair_column!r}: {problem[1]}")
+        for c in spec.name_columns:
+            if spec.wide and c == "system":
+                continue  # the candidate columns' names, checked on the driver
+            col = batch.column(c)
+            bad = acc_ops.first_true(~np.asarray(col.is_valid())) if col.null_count else None
+            why = "null (a system needs a name)"
+            if bad is None and not pa.types.is_integer(col.type):
+                bad = acc_ops.first_invalid_utf8(col)
+                why = "invalid UTF-8"
+                if bad is None:
+                    names = col.dictionary if pa.types.is_dictionary(col.type) else col
+                    names = names.cast(pa.large_string())
+                    empty_or_space = pc.or_(pc.equal(pc.utf8_length(names), 0),
+                                            pc.match_substring_regex(names, r"\s"))
+                    mask = np.asarray(empty_or_space.fill_null(False))
+                    if pa.types.is_dictionary(col.type):
+                        mask = mask[np.asarray(col.indices.fill_null(0), dtype=np.int64)]
+                    bad = acc_ops.first_true(mask)
+                    why = "a system name for --mtme-output cannot be empty or hold whitespace"
+            if bad is not None:
+                self.rejected.inc()
+                raise PipelineInputError(f"{source}: row {first_row + bad}, column {c!r}: {why}")
+        if codes is None or self._auto_index() is None:
+            return None
+        return codes
+
+    def _auto_index(self) -> Optional[int]:
+        return next((i for i, m in enumerate(self.config.metrics) if isinstance(m, AutoBleu)), None)
+
+    def _auto_metrics(self, code: int, source, first_row, rows: np.ndarray, batch) -> MetricSet:
+        """The metric set that counts the rows of tokenizer ``AUTO_TOKENIZERS[code]`` (loaded once
+        per worker; a MeCab tokenizer that cannot be loaded is bad input naming the first row that
+        needs it)."""
+        cache = self.__dict__.setdefault("_auto_sets", {})
+        if code not in cache:
+            i = self._auto_index()
+            metrics = list(self.config.metrics)
+            metrics[i] = metrics[i].for_tokenizer(AUTO_TOKENIZERS[code])
+            try:
+                metrics[i].load()
+            except RuntimeError as exc:
+                self.rejected.inc()
+                column = self.config.spec.langpair_column
+                value = batch.column(column)[int(rows[0])].as_py()
+                raise PipelineInputError(f"{source}: row {first_row + int(rows[0])}, column {column!r}: {value} "
+                                         f"needs -tok {AUTO_TOKENIZERS[code]} (-tok auto), which cannot be "
+                                         f"loaded: {exc}") from None
+            cache[code] = MetricSet(metrics)
+        return cache[code]
+
+    def _statistics(self, source, first_row, batch, refs, need_rows, codes=None):
+        """:meth:`_statistics_of` with the run's metrics; with ``-tok auto`` (``codes``: each row's
+        tokenizer), of each tokenizer's rows with its metrics, put back in row order (or summed).
+        The error is the first row's of the errors the parts meet."""
+        if codes is None:
+            return self._statistics_of(self.config.metrics, source, first_row, batch, refs, need_rows)
+        present = np.unique(codes)
+        if len(present) == 1:
+            metrics = self._auto_metrics(int(present[0]), source, first_row, np.arange(1), batch)
+            return self._statistics_of(metrics, source, first_row, batch, refs, need_rows)
+        columns, errors = {}, []
+        for code in present:
+            rows = np.flatnonzero(codes == code)
+            metrics = self._auto_metrics(int(code), source, first_row, rows, batch)
+            take = pa.array(rows)
+            try:
+                part = self._statistics_of(metrics, source, first_row, batch.take(take), refs.take(take), need_rows,
+                                           rows)
+            except PipelineInputError as exc:
+                errors.append(exc)
+                continue
+            for cand_col, stats in part:
+                if need_rows:
+                    full = columns.setdefault(cand_col, np.zeros((batch.num_rows, metrics.width), dtype=np.int64))
+                    full[rows] = stats
+                elif cand_col in columns:
+                    checked_add(columns[cand_col], stats, out=columns[cand_col], what="the statistics of a batch",
+                                name=metrics.stat_name)
+                else:
+                    columns[cand_col] = np.array(stats, dtype=np.int64)
+        if errors:
+            raise min(errors, key=lambda e: getattr(e, "row", 0))
+        out = list(columns.items())
+        return out
+
+    def _statistics_of(self, metrics, source, first_row, batch, refs, need_rows, rows=None):
         """[(candidate column, its statistics)] of the batch: every candidate column (the wide
         layout's systems) at once, so that a metric's kernel prepares each row's references once
         for all of them (``MetricSet.batch_stats_many``); one column (the long layout), its rows
         that repeat a reference list as systems of one row (``batch_stats_shared``). The error is
         the one the columns taken one by one meet first: a null candidate (under
-        --null-candidate=error) or a bad row."""
-        cfg, metrics = self.config, self.config.metrics
+        --null-candidate=error) or a bad row. ``rows``: the batch's rows in the input's batch, when
+        it is a part of one (errors name the input's row; the error carries it as ``row``)."""
+        cfg = self.config
         columns, null_error = [], None
         for cand_col in self.config.spec.candidate_columns:
             cands = batch.column(cand_col)
             if cands.null_count:
                 if cfg.null_candidate == "error":
                     bad = acc_ops.first_true(~np.asarray(cands.is_valid()))
+                    bad = bad if rows is None else int(rows[bad])
                     null_error = (f"{source}: row {first_row + bad}, column {cand_col!r}: "
-                                  "candidate is null (--null-candidate=empty scores it as the empty string)")
+                                  "candidate is null (--null-candidate=empty scores it as the empty string)", bad)
                     break  # the columns before it are scored first: one of them may fail before
                 self.null_as_empty.inc(cands.null_count)
                 cands = cands.fill_null("")
@@ -223,11 +335,13 @@ class BatchToStats(beam.DoFn):
                 try:
                     metrics.batch_stats(cands, refs, per_row=need_rows)
                 except BatchInputError as exc:
-                    self._fail(source, first_row, exc, cand_col)
+                    self._fail(source, first_row, exc, cand_col, rows)
             raise
         if null_error is not None:
             self.rejected.inc()
-            raise PipelineInputError(null_error)
+            exc = PipelineInputError(null_error[0])
+            exc.row = null_error[1]
+            raise exc
         return [(cand_col, rows) for (cand_col, _), rows in zip(columns, stats)]
 
     def _count(self, totals: np.ndarray) -> None:

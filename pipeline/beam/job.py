@@ -65,4 +65,5 @@ class ScoreJob(beam.PTransform):
             scored = tuple(branches) | "Flatten" >> beam.Flatten()
         return (scored  # the corpus accumulator and the paths of the parts: small, whatever the number of groups
                 | "Gather" >> beam.CombineGlobally(beam.combiners.ToListCombineFn()).without_defaults()
-                | "Write" >> beam.FlatMap(Finalize(spec, out_cfg, self.inputs, sig, self.layout.schema)))
+                | "Write" >> beam.FlatMap(Finalize(spec, out_cfg, self.inputs, sig, self.layout.schema,
+                                                  self.metrics)))

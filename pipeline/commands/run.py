@@ -24,6 +24,7 @@ import apache_beam as beam
 from apache_beam.options.pipeline_options import PortableOptions
 
 from bleu_core import formats
+from bleu_core.protocol import MetricSet
 from bleu_core.scoring import Interval, Paired
 
 from ..beam.job import ScoreJob
@@ -34,8 +35,9 @@ from ..errors import OutputError, UsageError
 from ..groups import results
 from ..groups.document import score_parts
 from ..groups.grouptable import key_type
+from ..beam.autotok import AUTO, AUTO_TOKENIZERS, AutoBleu
 from ..groups.results import BOOTSTRAP, RANDOMIZATION, Significance
-from ..io import ownership
+from ..io import mtme, ownership
 from ..io.inputs import (ERROR_MARK, InputSpec, PipelineInputError, absolute, check_object_stores, check_store_extras,
                          plan)
 from ..io.keep import parse_keep
@@ -46,9 +48,9 @@ from .run_options import BeamBleuOptions
 from .significance import n_boot, n_trials, resolve_seed
 from .stderr_filter import emergency_exit, terminal
 
-__all__ = ["build_parser", "carried_columns", "check_args", "check_pair_columns", "disk_full", "extract_input_error",
-           "input_spec", "keep_conditions", "key_types", "read_files", "run", "significance_config", "summary_lines",
-           "typed_baseline"]
+__all__ = ["auto_metrics", "build_parser", "carried_columns", "check_args", "check_pair_columns", "disk_full",
+           "extract_input_error", "input_spec", "keep_conditions", "key_types", "mtme_columns", "read_files", "run",
+           "significance_config", "summary_lines", "typed_baseline"]
 
 
 def build_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -73,7 +75,8 @@ def build_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
 def check_args(args) -> None:
     if not args.input:
         raise UsageError("--input is required")
-    if not args.output and not args.groups_output and not args.sentence_output:
+    mtme_output = getattr(args, "mtme_output", None)
+    if not args.output and not args.groups_output and not args.sentence_output and not mtme_output:
         if args.detach:
             raise UsageError("--detach: nothing would be written nor printed: give --output (and/or "
                              "--groups-output, --sentence-output)")
@@ -114,6 +117,19 @@ def check_args(args) -> None:
             raise UsageError(f"{flag} is for --sentence-output (the per-pair output)")
     if args.carry_columns and args.carry_all:
         raise UsageError("give either --carry-columns or --carry-all, not both")
+    if mtme_output:
+        problem = mtme.ref_problem(args.mtme_ref)
+        if problem:
+            raise UsageError(problem)
+        if args.keep and args.sentence_output:
+            raise UsageError("--keep with --mtme-output: its .seg.score files need every pair of --sentence-output")
+        for c in args.candidate_columns or ():
+            if not c or any(ch.isspace() for ch in c):
+                raise UsageError(f"--candidate-columns {c!r}: an mt-metrics-eval system name (--mtme-output) cannot "
+                                 "be empty or hold whitespace")
+    if getattr(args, "tokenize", None) == AUTO and getattr(args, "spm_model", None):
+        raise UsageError(f"--spm-model is for the SentencePiece tokenizers; -tok auto chooses among "
+                         f"{', '.join(AUTO_TOKENIZERS)}")
 
 
 def key_types(spec: InputSpec, schema) -> dict:
@@ -206,9 +222,24 @@ def typed_baseline(sig, schema):
     return dataclasses.replace(sig, baseline=value)
 
 
+def mtme_columns(args) -> tuple:
+    """The (language pair, system) columns of ``--mtme-output``'s scores (wide input: ``system``)."""
+    return (getattr(args, "langpair_column", "langpair"),
+            "system" if args.candidate_columns else getattr(args, "system_column", "system"))
+
+
 def input_spec(args) -> InputSpec:
     wide = bool(args.candidate_columns)
     group_by = [tuple(g) for g in (args.group_by or [])]
+    mtme_output = getattr(args, "mtme_output", None)
+    auto = getattr(args, "tokenize", None) == AUTO and "bleu" in (getattr(args, "metrics", None) or ["bleu"])
+    langpair = getattr(args, "langpair_column", "langpair") if auto or mtme_output else None
+    if mtme_output:  # the (language pair, system) groups are the .sys.score files' scores
+        lp, system = mtme_columns(args)
+        if wide:
+            group_by.append((lp,))
+        elif not any(set(g) == {lp, system} and len(g) == 2 for g in group_by):
+            group_by.append((lp, system))
     if wide:
         group_by = [("system",)] + [g if "system" in g else ("system",) + g for g in group_by]
         group_by = list(dict.fromkeys(group_by))
@@ -222,7 +253,32 @@ def input_spec(args) -> InputSpec:
         group_by=tuple(group_by),
         id_column=args.id_column,
         wide=wide,
+        langpair_column=langpair,
+        name_columns=(mtme_columns(args)[1],) if mtme_output else (),
     )
+
+
+def auto_metrics(args, make):
+    """The metric set ``make()`` gives, with ``-tok auto``: BLEU made with its other options and
+    then given a tokenizer per pair (:class:`beambleu.beam.autotok.AutoBleu`); one line says
+    that chrF and TER are not affected (as with sacrebleu's ``-l``)."""
+    if getattr(args, "tokenize", None) != AUTO:
+        return make()
+    args.tokenize = None
+    try:
+        metrics = make()
+    finally:
+        args.tokenize = AUTO
+    others = [m.name for m in metrics if m.id != "bleu"]
+    if len(others) == len(metrics):
+        print("beambleu: -tok auto chooses BLEU's tokenizer, and BLEU is not computed: it has no effect",
+              file=sys.stderr, flush=True)
+        return metrics
+    if others:
+        verb = "is" if len(others) == 1 else "are"
+        print(f"beambleu: -tok auto chooses BLEU's tokenizer only; {' and '.join(others)} {verb} computed as "
+              "without it (as with sacrebleu's -l)", file=sys.stderr, flush=True)
+    return MetricSet([AutoBleu(m) if m.id == "bleu" else m for m in metrics])
 
 
 #: what the files of a metric's resources() are called in messages
@@ -279,7 +335,8 @@ def _parent(path: str) -> str:
 
 def run(args, beam_argv: List[str]) -> int:
     check_args(args)
-    paths = [*args.input, *(p for p in (args.output, args.groups_output, args.sentence_output) if p)]
+    mtme_output = getattr(args, "mtme_output", None)
+    paths = [*args.input, *(p for p in (args.output, args.groups_output, args.sentence_output, mtme_output) if p)]
     check_store_extras([*paths, *([args.spm_model] if args.spm_model else [])])
     check_groups_output(args.groups_output)
     if wants_dask(args.runner, beam_argv):
@@ -297,7 +354,8 @@ def run(args, beam_argv: List[str]) -> int:
     FileSystems.set_options(opts)  # e.g. --s3_endpoint_url, for checking outputs, planning and the model
     # a missing MeCab extra or SentencePiece model fails here, before the job; the store of a
     # gs:// or s3:// model must answer within --object_store_timeout before the model is read
-    metrics = metrics_from_args(args, before_load=lambda models: check_object_stores(models, opts))
+    metrics = auto_metrics(args, lambda: metrics_from_args(args, before_load=lambda models: check_object_stores(
+        models, opts)))
     sig = significance_config(args, metrics.width)
     spec = input_spec(args)
     dry_run = opts.view_as(TestOptions).dry_run
@@ -307,13 +365,16 @@ def run(args, beam_argv: List[str]) -> int:
     keep = keep_conditions(args, metrics)  # --keep: bad usage before anything is made
     # without any output the job only prints its result: its scratch (the scored parts, the summary)
     # goes to a temporary folder of this machine, which the workers of a local or same-machine runner reach
-    scratch = None if any((args.output, args.groups_output, args.sentence_output)) else \
+    scratch = None if any((args.output, args.groups_output, args.sentence_output, mtme_output)) else \
         tempfile.mkdtemp(prefix="beambleu-run-")
     out_cfg = OutputConfig.staged(*(absolute(p) if p else None
                                     for p in (args.output, args.groups_output, args.sentence_output)),
                                   commit_in_job=args.detach, json_groups_limit=args.json_groups_limit,
                                   anchor=scratch and os.path.join(scratch, "result"),
-                                  keep=[k.text for k in keep])
+                                  keep=[k.text for k in keep],
+                                  mtme_output=absolute(mtme_output) if mtme_output else None,
+                                  mtme_ref=getattr(args, "mtme_ref", "refA"),
+                                  mtme_columns=mtme_columns(args) if mtme_output else ())
     try:
         if not dry_run:
             check_job_endpoint(opts)

@@ -9,6 +9,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 
 # registers --dask_stall_timeout and --object_store_timeout with Beam's options wherever run's are
 from ..io.stores import TimeoutOptions  # noqa: F401
+from ..beam.autotok import AUTO
 from .metric_options import add_metric_arguments, builtins_only
 from .significance import add_significance_arguments
 
@@ -72,6 +73,9 @@ class BeamBleuOptions(PipelineOptions):
                        help="row identity (string or integer, not null) for --sentence-output and for the bootstrap "
                             "weights of --confidence/--paired-bs: the segment id, the same for every system "
                             "(default: file path and row index)")
+        g.add_argument("--langpair-column", default="langpair", metavar="COL",
+                       help="string column of each row's language pair SRC-TRG (e.g. en-zh), read by -tok auto and "
+                            "--mtme-output; a null or malformed value is an error (default: %(default)s)")
         g.add_argument("--batch-size", type=int, default=16384, metavar="ROWS",
                        help="rows per Arrow batch handed to the kernel (default: %(default)s)")
         g = parser.add_argument_group("grouping and output")
@@ -95,6 +99,14 @@ class BeamBleuOptions(PipelineOptions):
                        help="--sentence-output keeps only the pairs for which EXPR holds, e.g. 'chrf>=40' or "
                             "'bleu_sys_len>5' (a per-pair column, one of < <= > >= == !=, a number; repeatable: "
                             "all must hold); the summary counts the pairs kept and dropped")
+        g.add_argument("--mtme-output", metavar="DIR", default=None,
+                       help="mt-metrics-eval score files: DIR/<langpair>/<METRIC>-<ref>.sys.score (a line "
+                            "'system<TAB>score' per system; adds the grouping set --langpair-column,--system-column, "
+                            "or langpair in wide input) and, with --sentence-output, .seg.score (each system's "
+                            "sentence scores, in --id-column order when it holds integers, else input order)")
+        g.add_argument("--mtme-ref", default="refA", metavar="NAME",
+                       help="--mtme-output: the reference name in the file names, as mt-metrics-eval writes it "
+                            "(refA, refA.refB for several, all; no '-') (default: %(default)s)")
         g.add_argument("--overwrite", action="store_true", help="replace existing outputs")
         g.add_argument("--progress", choices=["auto", "on", "off"], default="auto",
                        help="one progress line on stderr: pairs done of all, percent, pairs/s, ETA (a bar on a "
@@ -106,6 +118,27 @@ class BeamBleuOptions(PipelineOptions):
                             "the outputs appear when the job ends and are not checked here")
         add_metric_arguments(parser, run=True, taken=builtin_flags)
         add_significance_arguments(parser, run=True)
+        _run_only_help(parser._target)
+
+
+#: what ``run`` adds to ``--tokenize`` (``score`` has ``-l`` for one language pair instead)
+_AUTO_HELP = ("; auto (run only): each row's tokenizer from the target language of --langpair-column, as -l "
+              "chooses it (zh, ja-mecab, ko-mecab, else 13a); a group's signature says tok:<that tokenizer>, "
+              "or tok:mixed(A+B) when its pairs used several (e.g. the corpus); BLEU only, as in sacrebleu")
+
+
+def _run_only_help(parser) -> None:
+    """``run``'s own choices and help of options declared elsewhere: ``-tok auto``, and
+    ``--system-column``'s second use (``--mtme-output``)."""
+    actions = getattr(parser, "_option_string_actions", {})
+    tok = actions.get("--tokenize")
+    if tok is not None and tok.choices is not None and AUTO not in tok.choices:
+        tok.choices = [*tok.choices, AUTO]
+        tok.help = (tok.help or "") + _AUTO_HELP
+    system = actions.get("--system-column")
+    if system is not None:
+        system.help = ("long format: the column naming the system, for the paired tests and --mtme-output "
+                       "(default: %(default)s)")
 
 
 @functools.lru_cache(maxsize=None)

@@ -66,6 +66,10 @@ class InputSpec:
     group_by: Tuple[Tuple[str, ...], ...] = ()
     id_column: Optional[str] = None
     wide: bool = False  # candidate_columns name systems (group system=<column>)
+    #: the language pair of each row (``SRC-TRG``): ``-tok auto``'s target language, ``--mtme-output``'s folders
+    langpair_column: Optional[str] = None
+    #: columns whose values become file names (``--mtme-output``: the system): not null, no whitespace
+    name_columns: Tuple[str, ...] = ()
 
     @property
     def group_columns(self) -> List[str]:
@@ -83,6 +87,9 @@ class InputSpec:
         cols += self.group_columns
         if self.id_column:
             cols.append(self.id_column)
+        if self.langpair_column:
+            cols.append(self.langpair_column)
+        cols += [c for c in self.name_columns if not (self.wide and c == "system")]
         return list(dict.fromkeys(cols))
 
     def check_schema(self, path: str, schema: pa.Schema) -> None:
@@ -113,6 +120,10 @@ class InputSpec:
             t = schema.field(self.id_column).type
             if not group_key_type_ok(t):
                 raise PipelineInputError(f"{path}: id column {self.id_column!r} must be {GROUP_KEY_TYPES}, found {t}")
+        t = schema.field(self.langpair_column).type if self.langpair_column else None
+        if t is not None and not (_is_string(t) or pa.types.is_dictionary(t) and _is_string(t.value_type)):
+            raise PipelineInputError(f"{path}: language pair column {self.langpair_column!r} must be string "
+                                     f"(SRC-TRG, e.g. en-de), found {t}")
 
 
 @dataclass(frozen=True)

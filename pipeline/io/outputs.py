@@ -25,7 +25,7 @@ from ..errors import UsageError
 from ..groups import grouptable
 from ..groups.document import FORMAT_VERSION, JSON_COLUMN, score_parts
 from ..groups.grouptable import key_table
-from . import ownership
+from . import mtme, ownership
 from .inputs import InputSpec, PipelineInputError
 
 __all__ = ["PLACEHOLDER", "SUMMARY_GROUPS", "Finalize", "OutputConfig", "TableWriter", "check_baseline",
@@ -54,29 +54,39 @@ class OutputConfig:
     summary_tmp: Optional[str] = None
     #: the --keep expressions the per-pair output was filtered by (their texts, for the record)
     keep: tuple = ()
+    #: mt-metrics-eval's score files (--mtme-output, a directory) and where they are staged
+    mtme_output: Optional[str] = None
+    mtme_tmp: Optional[str] = None
+    #: their reference name (--mtme-ref) and the (language pair, system) key columns of their scores
+    mtme_ref: str = "refA"
+    mtme_columns: tuple = ()
 
     @classmethod
     def staged(cls, output=None, groups_output=None, sentence_output=None, commit_in_job=False,
-               json_groups_limit=None, anchor=None, keep=()) -> "OutputConfig":
+               json_groups_limit=None, anchor=None, keep=(), mtme_output=None, mtme_ref="refA",
+               mtme_columns=()) -> "OutputConfig":
         """Each target's staging path, and the scratch (scored parts, summary) beside the first
         target, or beside ``anchor`` (a path of a scratch folder) when there is none."""
         def tmp(path):
             return ownership.staging_path(path) if path else None
 
-        anchor = output or groups_output or sentence_output or anchor
+        anchor = output or groups_output or sentence_output or mtme_output or anchor
         return cls(output, groups_output, sentence_output, tmp(output), tmp(groups_output), tmp(sentence_output),
-                   commit_in_job, json_groups_limit, tmp(anchor), tmp(anchor), tuple(keep))
+                   commit_in_job, json_groups_limit, tmp(anchor), tmp(anchor), tuple(keep), mtme_output,
+                   tmp(mtme_output), mtme_ref, tuple(mtme_columns))
 
     def pairs(self):
-        """(staged, target, kind) in commit order: the per-pair directory first, the JSON last."""
+        """(staged, target, kind) in commit order: the directories first, the JSON last."""
         return [(s, t, k) for s, t, k in ((self.sentence_tmp, self.sentence_output, "dir"),
+                                          (self.mtme_tmp, self.mtme_output, "dir"),
                                           (self.groups_tmp, self.groups_output, "file"),
                                           (self.output_tmp, self.output, "file")) if t]
 
     def targets(self) -> List[ownership.Target]:
         return [ownership.Target(flag, path, kind) for flag, path, kind in (
             ("--output", self.output, "file"), ("--groups-output", self.groups_output, "file"),
-            ("--sentence-output", self.sentence_output, "dir")) if path]
+            ("--sentence-output", self.sentence_output, "dir"), ("--mtme-output", self.mtme_output, "dir"))
+            if path]
 
     def remove_staged(self) -> None:
         for staged, _, _ in self.pairs():
@@ -347,8 +357,9 @@ class Finalize:
     groups), stages all outputs, and commits them when the job commits itself (``--detach``).
     It writes what was scored; it scores nothing."""
 
-    def __init__(self, spec: InputSpec, cfg: OutputConfig, inputs: Dict, sig=None, schema=None):
+    def __init__(self, spec: InputSpec, cfg: OutputConfig, inputs: Dict, sig=None, schema=None, metrics=None):
         self.spec, self.cfg, self.inputs, self.sig, self.schema = spec, cfg, inputs, sig, schema
+        self.metrics = metrics  # (--mtme-output's segment files: each metric's per-pair score column)
 
     def __call__(self, elements):
         cfg = self.cfg
@@ -397,11 +408,15 @@ class Finalize:
                 if cfg.groups_output and exists(cfg.groups_tmp) else None
             doc = _JsonWriter(cfg.output_tmp, head) if cfg.output and exists(cfg.output_tmp) else None
             shown = []  # the first groups, for the driver's summary
+            mtme_set = mtme.grouping_set(self.spec.group_by, cfg.mtme_columns) if cfg.mtme_output else None
+            system_scores = {}  # --mtme-output: (language pair, system) -> [(metric name, score)]
             for g, gs in enumerate(self.spec.group_by):
                 paths = [p for p, _ in sorted(parts.get(g, []))]
                 for chunk in merged_parts(paths, list(gs)):
                     if table is not None:
                         table.write(chunk.drop_columns([JSON_COLUMN]))
+                    if g == mtme_set:
+                        mtme.add_system_scores(system_scores, chunk.column(JSON_COLUMN).to_pylist(), cfg.mtme_columns)
                     if (doc is not None and sets[g]["in_document"]) or len(shown) < SUMMARY_GROUPS:
                         texts = chunk.column(JSON_COLUMN).to_pylist()
                         if doc is not None and sets[g]["in_document"]:
@@ -411,6 +426,9 @@ class Finalize:
                 table.close()
             if doc is not None:
                 doc.close()
+            if cfg.mtme_output and exists(cfg.mtme_tmp):
+                mtme.write_directory(cfg.mtme_tmp, system_scores, cfg.mtme_ref, cfg.mtme_columns, self.spec,
+                                     self.metrics, sentence if cfg.sentence_output else None)
             if cfg.commit_in_job:  # nobody waits to print a summary
                 commit(cfg)
             else:

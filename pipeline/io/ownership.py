@@ -4,9 +4,10 @@ Rules (checked before any work starts, each failure one line, exit 2):
 
 * a file output (``--output``, ``--groups-output``, ``convert -o x.parquet``) is a regular file or
   absent; ``--overwrite`` replaces a regular file only, never a directory;
-* a directory output (``--sentence-output``, ``convert -o DIR``) is absent, empty, or a directory
-  beambleu wrote: it carries :data:`MANIFEST`, and holds nothing the manifest does not list; only
-  then does ``--overwrite`` replace it;
+* a directory output (``--sentence-output``, ``--mtme-output``, ``convert -o DIR``) is absent, empty,
+  or a directory beambleu wrote: it carries :data:`MANIFEST`, and holds nothing the manifest does
+  not list (files in its subfolders by their relative paths); only then does ``--overwrite``
+  replace it;
 * no output is, contains or lies inside an input (every file the command reads: the data, a
   SentencePiece model, a test set's files), the current directory or another output.
 
@@ -143,7 +144,28 @@ def _check_one(t: Target, overwrite: bool) -> None:
             raise UnsafeOutput(f"{path}: {t.flag} exists and is not a directory; not replaced")
         names = os.listdir(path)
         if names:
-            _check_ours(t, names, overwrite)
+            _check_ours(t, _tree(path), overwrite)
+
+
+def _tree(directory: str) -> List[str]:
+    """Every file under a local directory, by its path relative to it (``/``-separated, as a
+    manifest lists them and as :func:`listing` gives an object store's); a subdirectory that is
+    empty or a symbolic link is listed as a name of its own (so it is never beambleu's)."""
+    out = []
+    for root, dirs, files in os.walk(directory):
+        rel = os.path.relpath(root, directory)
+        prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
+        out += [prefix + f for f in files]
+        for d in list(dirs):
+            full = os.path.join(root, d)
+            try:
+                alone = os.path.islink(full) or not os.listdir(full)
+            except OSError:  # unreadable: not beambleu's
+                alone = True
+            if alone:
+                out.append(prefix + d)
+                dirs.remove(d)
+    return sorted(out)
 
 
 def _check_ours(t: Target, names: Sequence[str], overwrite: bool) -> None:

@@ -46,8 +46,9 @@ class Bleu(Metric):
                label="Tokenizer",
                template_help="sacrebleu tokenizer: 13a (default), intl, zh, char, none, ja-mecab, ko-mecab (these "
                              "two need the ja/ko extras in the image), or spBLEU's flores101, flores200, spBLEU-1K, "
-                             "spm (SentencePiece; give spm_model).",
-               template_regex="^(13a|intl|zh|char|none|ja-mecab|ko-mecab|flores101|flores200|spBLEU-1K|spm)$"),
+                             "spm (SentencePiece; give spm_model); auto: each row's from the target language of "
+                             "langpair_column (zh, ja-mecab, ko-mecab, else 13a), as sacrebleu -l.",
+               template_regex="^(13a|intl|zh|char|none|ja-mecab|ko-mecab|flores101|flores200|spBLEU-1K|spm|auto)$"),
         Option("spm_model", str, None, "--spm-model", metavar="PATH", compat=False,
                help="the SentencePiece model file of those tokenizers: a path, or a gs:// or s3:// URL "
                     "(default: sacrebleu's, $SACREBLEU/models/<file>, downloaded there when missing; "
