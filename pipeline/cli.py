@@ -28,7 +28,7 @@ __all__ = ["EPILOG", "main", "make_parser"]
 
 EPILOG = ("Exit codes: 0 done; 1 bad input (one line naming the file, line or row, and column) or an "
           "unexpected error; 2 bad usage (options, output paths, a missing extra); 130 interrupted (SIGINT); "
-          "143 terminated (SIGTERM). Nothing is written unless everything is. An unexpected error is shown as one "
+          "143 terminated (SIGTERM); 3 a --fail-* gate of report failed. Nothing is written unless everything is. An unexpected error is shown as one "
           "line: set BEAMBLEU_DEBUG=1 to see its traceback.")
 
 
@@ -66,9 +66,10 @@ def make_parser(with_run: bool = True) -> argparse.ArgumentParser:
         sub.add_parser("run", help="score Parquet shards with the Apache Beam pipeline, per group too",
                        add_help=False)
     report_command.build_parser(sub.add_parser(
-        "report", help="show a `beambleu run` result as a table (systems x groups), optionally plotted",
-        description="Show the result JSON of `beambleu run` as a table: systems x groups, scores with their 95% "
-                    "intervals and significance marks; --plot draws them.", epilog=EPILOG))
+        "report", help="show a result of `beambleu run` or `score` as tables (text or LaTeX), plotted, compared, gated",
+        description="Show a result of `beambleu run` or the JSON of `beambleu score` as tables (text or LaTeX): "
+                    "systems x groups, scores with their 95% intervals and significance marks; --plot draws them, "
+                    "--compare and --fail-* compare and gate.", epilog=EPILOG))
     convert_command.build_parser(sub.add_parser(
         "convert", help="turn sacrebleu-style text files into Parquet shards for `beambleu run`",
         description="Turn a system output and its reference files into Parquet shards for `beambleu run`.",

@@ -1,12 +1,17 @@
-"""``beambleu report result.json``: the result of ``beambleu run`` (or the JSON of ``beambleu
-score``, one system or ``--paired-bs`` systems) as a table people read, and optionally a plot
-(``--plot out.png|svg``, with the ``plot`` extra).
+"""``beambleu report result.json``: the result of ``beambleu run`` (or any JSON ``beambleu score``
+prints: one system, several metrics, several systems with or without ``--paired-bs``/``--paired-ar``)
+as tables people read (``--format text``) or a paper inputs (``--format latex``), optionally a
+plot (``--plot out.png|pdf|svg``, with the ``plot`` extra), a comparison with an older result
+(``--compare OLD.json``) and gates for CI (``--fail-below``, ``--fail-above``, ``--fail-drop``: exit 3).
 
 The table has one row per system and one column per value of the other key columns of a
 grouping set (e.g. ``system,langpair``): each cell is the score, with its 95% interval when the
-run had ``--confidence``/``--paired-bs``, and ``*`` when the paired test found the system
-significantly different from the baseline (p < 0.05); the baseline is marked ``(b)``. Without a
-system column in the grouping set, one row per group. Does not import Apache Beam.
+run had ``--confidence``/``--paired-bs``, ``*`` when the paired test found the system
+significantly different from the baseline (p < 0.05) and ``?`` in a group whose baseline has no
+pairs (not tested); the baseline is marked ``(b)``. Without a system column in the grouping set,
+one row per group. Orders and layout: :mod:`beambleu.commands.report_text`; the plot:
+:mod:`beambleu.commands.report_plot`; comparison and gates: :mod:`beambleu.commands.report_compare`.
+Does not import Apache Beam.
 """
 
 from __future__ import annotations
@@ -14,19 +19,34 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 from typing import Dict, List, Optional, Tuple
 
-from bleu_core.scoring import ALPHA
 from bleu_core.signature import parse_signature
 
 from ..errors import UsageError, int_at_least
 from ..groups.document import score_parts
-from ..io.ownership import Target, check_outputs, commit_file, remove_tree, staging_path
+from ..io.ownership import Target, check_outputs
 from ..io.textfiles import InputError
+from . import report_compare, report_plot, report_text
+from .report_text import build_grid, fmt as _fmt, metric_name, wrap
 
-__all__ = ["build_parser", "cell", "check_plot", "check_result", "choose_set", "from_paired_score", "load",
-           "metric_name", "metric_views", "plot", "render", "run", "table"]
+__all__ = ["DEFAULT_LINE_WIDTH", "build_parser", "check_plot", "check_result", "choose_set", "from_paired_score",
+           "line_width", "load", "metric_name", "metric_views", "run"]
+
+#: the width of the text report when stdout is not a terminal (and no --line-width)
+DEFAULT_LINE_WIDTH = 100
+
+
+def _figsize(text: str) -> Tuple[float, float]:
+    try:
+        w, h = (float(x) for x in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected WIDTH,HEIGHT in inches (e.g. 8,5), not {text!r}") from None
+    if not (0 < w <= 200 and 0 < h <= 200):
+        raise argparse.ArgumentTypeError(f"WIDTH and HEIGHT must be above 0 and at most 200 inches, not {text!r}")
+    return w, h
 
 
 def build_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -38,13 +58,40 @@ def build_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("--system-column", default=None, metavar="COL",
                    help="the column naming systems (default: the run's, else 'system')")
     p.add_argument("--width", "-w", type=int_at_least(0), default=1, help="decimals (default: %(default)s)")
-    p.add_argument("--plot", metavar="FILE", default=None,
-                   help="also draw the scores with their intervals to FILE (.png, .svg or .pdf; needs "
-                        "pip install 'beambleu[plot]')")
     p.add_argument("--metric", default=None, metavar="NAME",
                    help="show (and plot) only this metric: its name in the result (BLEU, chrF2, chrF2++) or its id "
                         "(bleu, chrf) (default: every metric, the first one plotted)")
-    p.add_argument("--overwrite", action="store_true", help="replace an existing --plot file")
+    t = p.add_argument_group("tables")
+    t.add_argument("--format", "-f", choices=("text", "latex"), default="text",
+                   help="text tables, or a LaTeX booktabs table per metric to \\input in a paper (significance as "
+                        "a dagger, explained in the caption) (default: %(default)s)")
+    t.add_argument("--sort", choices=report_text.SORTS, default="score",
+                   help="order of the systems after the baseline: by score, best first (the system's score in the "
+                        "result's `system` grouping set, else its mean over the groups; lower is better for TER), "
+                        "or by name; groups are always in key order (default: %(default)s)")
+    t.add_argument("--line-width", type=int_at_least(40), default=None, metavar="COLS",
+                   help="split a table into several and wrap the notes so that no line is longer; the signature "
+                        "stays whole, to be copied (default: the terminal's width, "
+                        f"{DEFAULT_LINE_WIDTH} when stdout is not a terminal)")
+    g = p.add_argument_group("plot")
+    g.add_argument("--plot", metavar="FILE", default=None,
+                   help="also draw the scores with their intervals to FILE, one panel per group; the format by the "
+                        "extension: .png, .pdf or .svg (needs pip install 'beambleu[plot]')")
+    g.add_argument("--dpi", type=int_at_least(10), default=150, help="resolution of the plot (default: %(default)s)")
+    g.add_argument("--figsize", type=_figsize, default=None, metavar="W,H",
+                   help="size of the plot in inches (default: from the number of systems and groups)")
+    g.add_argument("--overwrite", action="store_true", help="replace an existing --plot file")
+    c = p.add_argument_group("comparison and gates (exit 3 when a gate fails, one line per failing score)")
+    c.add_argument("--compare", metavar="OLD.json", default=None,
+                   help="also print, per metric and group, OLD.json's score, this result's and the difference")
+    for kind, text in (("below", "fail when a score (the corpus or a group of the shown grouping set) is below "
+                                 "NUMBER (repeatable)"),
+                       ("above", "fail when a score is above NUMBER: the gate for TER, where lower is better "
+                                 "(repeatable)"),
+                       ("drop", "with --compare: fail when a score is worse than OLD.json's by more than NUMBER "
+                                "(lower; higher for TER) (repeatable)")):
+        c.add_argument(f"--fail-{kind}", type=report_compare.gate_arg(kind), action="append", default=[],
+                       metavar="METRIC=NUMBER", help=text)
     return p
 
 
@@ -188,8 +235,10 @@ def check_result(doc: Dict, path: str) -> None:
 
 
 def from_paired_score(rows, path: str) -> List[Dict]:
-    """`beambleu score -i BASE SYS... --paired-bs` JSON as results with one group per system,
-    one per metric (each entry: ``system`` and one object per metric, under the metric's name)."""
+    """`beambleu score -i SYS... -f json` JSON (sacrebleu's multi-system JSON: each entry
+    ``system`` and, under each metric's name, the score as printed, a string; with
+    ``--paired-bs``/``--paired-ar``, an object: ``score``, ``p_value``, ``mean``, ``ci``) as results
+    with one group per system, one per metric."""
     if not rows:
         raise InputError(path, "an empty list: not a `beambleu score --paired-bs` result")
     names = None
@@ -203,6 +252,12 @@ def from_paired_score(rows, path: str) -> List[Dict]:
             raise InputError(path, f"entry {i}: scores {', '.join(mine)}, entry 0 {', '.join(names)}")
         names = mine
         for name in mine:
+            if isinstance(row[name], str):  # several systems without a paired test: the score as printed
+                try:
+                    row[name] = {"score": float(row[name])}
+                except ValueError:
+                    raise InputError(path, f"entry {i}: {name!r} is neither a score object nor a number "
+                                           f"({json.dumps(row[name])[:40]})") from None
             _check_score(row[name], path, f"entry {i}: {name!r}")
     views = []
     for name in names:
@@ -212,8 +267,8 @@ def from_paired_score(rows, path: str) -> List[Dict]:
         groups, baseline, signature = [], None, ""
         for row in rows:
             system = row["system"]
-            if system.startswith("Baseline: "):
-                system = system[len("Baseline: "):]
+            if system.startswith("Baseline: ") or system == "Baseline":  # (no -i: "Baseline", "System 1", ...)
+                system = system[len("Baseline: "):] or system
                 baseline = system
             b = _interval_of_sacrebleu_fields(row[name])
             signature = b.get("signature", signature)
@@ -224,26 +279,6 @@ def from_paired_score(rows, path: str) -> List[Dict]:
                                     "system_column": "system",
                                     "method": "approximate-randomization" if randomization else "poisson"}})
     return views
-
-
-def _test_name(boot: Dict) -> str:
-    """The paired test a result was made with (``bootstrap.method``)."""
-    return "approximate randomization" if boot.get("method") == "approximate-randomization" else "paired bootstrap"
-
-
-def _is_metric(name: str, wanted: str) -> bool:
-    """``--metric`` matches a metric's name (``chrF2++``) or its id (``chrf``), in any case."""
-    return wanted.casefold() in (name.casefold(), name.casefold().rstrip("+0123456789"))
-
-
-def metric_name(doc: Dict) -> str:
-    """The name of the metric a single-metric document scores (``BLEU``, ``chrF2``, ...)."""
-    if doc.get("name"):
-        return doc["name"]
-    for d in [doc["corpus"]] + doc["groups"]:
-        if isinstance(d, dict) and isinstance(d.get("name"), str):
-            return d["name"]
-    return "score"
 
 
 def choose_set(doc: Dict, wanted: Optional[str], system: str, path: str) -> List[str]:
@@ -265,174 +300,110 @@ def choose_set(doc: Dict, wanted: Optional[str], system: str, path: str) -> List
     return list(sets[0]) if sets else []
 
 
-def _fmt(v, width: int) -> str:
-    return "-" if v is None else f"{v:.{width}f}"
-
-
-def cell(g: Dict, width: int, baseline: Optional[str], system: str) -> str:
-    text = _fmt(g["score"], width)
-    if "confidence_low" in g:
-        text += f" [{_fmt(g['confidence_low'], width)}, {_fmt(g['confidence_high'], width)}]"
-    if g.get("confidence_empty_resamples"):
-        text += " ~"
-    if baseline is not None and g["key"].get(system) == baseline:
-        text += " (b)"
-    elif g.get("p_value") is not None and g["p_value"] < ALPHA:
-        text += " *"
-    return text
-
-
-def _key_text(v) -> str:
-    return "null" if v is None else str(v)
-
-
-def table(doc: Dict, cols: List[str], system: str, width: int) -> Tuple[List[str], List[List[str]]]:
-    """(header, rows) of the grouping set ``cols``."""
-    boot = doc.get("bootstrap") or {}
-    baseline = boot.get("baseline")
-    groups = [g for g in doc["groups"] if g["group_by"] == cols]
-    if system in cols:
-        others = [c for c in cols if c != system]
-        col_keys = list(dict.fromkeys(tuple(g["key"][c] for c in others) for g in groups))
-        systems = list(dict.fromkeys(g["key"][system] for g in groups))
-        if baseline in systems:
-            systems.remove(baseline)
-            systems.insert(0, baseline)
-        by = {(g["key"][system], tuple(g["key"][c] for c in others)): g for g in groups}
-        header = [system] + ([" ".join(_key_text(v) for v in k) for k in col_keys] if others else [metric_name(doc)])
-        rows = []
-        for s in systems:
-            rows.append([_key_text(s)] + [cell(by[(s, k)], width, baseline, system) if (s, k) in by else "-"
-                                          for k in col_keys])
-        return header, rows
-    header = [",".join(cols), metric_name(doc)]
-    return header, [[" ".join(_key_text(g["key"][c]) for c in cols), cell(g, width, None, system)] for g in groups]
-
-
-def render(header: List[str], rows: List[List[str]]) -> str:
-    widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
-    line = lambda r: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))  # noqa: E731
-    return "\n".join([line(header), "  ".join("-" * w for w in widths)] + [line(r) for r in rows])
+def line_width(args) -> int:
+    """``--line-width``, else the terminal's width, else :data:`DEFAULT_LINE_WIDTH`."""
+    if args.line_width:
+        return args.line_width
+    if sys.stdout.isatty():
+        return max(40, shutil.get_terminal_size((DEFAULT_LINE_WIDTH, 24)).columns)
+    return DEFAULT_LINE_WIDTH
 
 
 def check_plot(args) -> str:
-    """Before anything is read or printed: matplotlib is there, ``--plot`` names a format it
-    writes and a path beambleu may write (:mod:`beambleu.io.ownership`). Returns the format."""
+    """Before anything is read or printed: matplotlib is there, ``--plot`` names a path beambleu
+    may write (:mod:`beambleu.io.ownership`) in a format report writes (PNG, PDF, SVG, by the
+    extension) and ``--figsize`` x ``--dpi`` is a size it draws. Returns the format."""
     try:
         import matplotlib
-        from matplotlib.backend_bases import FigureCanvasBase
     except ImportError as exc:
         raise UsageError(f"--plot needs matplotlib: pip install 'beambleu[plot]' ({exc})") from None
+    del matplotlib  # (imported again when drawing)
     check_outputs([Target("--plot", args.plot, "file")], [args.result], args.overwrite)
     fmt = os.path.splitext(args.plot)[1][1:].lower()
-    formats = FigureCanvasBase.get_supported_filetypes()
-    if fmt not in formats:
-        raise UsageError(f"{args.plot}: --plot: the file name must end in .png, .svg, .pdf or another format "
-                         f"matplotlib {matplotlib.__version__} writes ({', '.join(sorted(formats))})")
+    if fmt not in report_plot.FORMATS:
+        raise UsageError(f"{args.plot}: --plot: the file name must end in .png, .pdf or .svg"
+                         + (f" (not .{os.path.splitext(args.plot)[1][1:]})" if fmt else ""))
+    if args.figsize and max(args.figsize) * args.dpi >= 2 ** 15:
+        raise UsageError(f"--figsize {args.figsize[0]:g},{args.figsize[1]:g} at --dpi {args.dpi} is more than "
+                         f"{2 ** 15 - 1} pixels a side")
     return fmt
 
 
-def _value(v) -> float:
-    return float("nan") if v is None else v
-
-
-def plot(doc: Dict, cols: List[str], system: str, path: str, fmt: str) -> None:
-    """Draw the grouping set ``cols`` to ``path``: staged beside it, renamed into place when complete."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    boot = doc.get("bootstrap") or {}
-    baseline = boot.get("baseline")
-    groups = [g for g in doc["groups"] if g["group_by"] == cols]
-    others = [c for c in cols if c != system]
-    if system in cols:
-        series = list(dict.fromkeys(g["key"][system] for g in groups))
-        xs = list(dict.fromkeys(tuple(g["key"][c] for c in others) for g in groups)) or [()]
-    else:
-        series = [None]
-        xs = list(dict.fromkeys(tuple(g["key"][c] for c in cols) for g in groups))
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(xs) * max(1, len(series)) ** 0.5 + 2), 4.2))
-    step = 0.8 / max(1, len(series))
-    for j, s in enumerate(series):
-        pts = []
-        for i, x in enumerate(xs):
-            for g in groups:
-                if (s is None and tuple(g["key"][c] for c in cols) == x) or (
-                        s is not None and g["key"][system] == s and tuple(g["key"][c] for c in others) == x):
-                    pts.append((i, g))
-        pos = [i - 0.4 + step * (j + 0.5) for i, _ in pts]
-        ys = [_value(g["score"]) for _, g in pts]
-        if pts and "confidence_low" in pts[0][1]:
-            err = [[y - _value(g["confidence_low"]) for y, (_, g) in zip(ys, pts)],
-                   [_value(g["confidence_high"]) - y for y, (_, g) in zip(ys, pts)]]
-        else:
-            err = None
-        label = None if s is None else (f"{s} (baseline)" if s == baseline else str(s))
-        ax.errorbar(pos, ys, yerr=err, fmt="o", capsize=4, label=label)
-        for (_, g), x, y in zip(pts, pos, ys):
-            if g.get("p_value") is not None and g["p_value"] < ALPHA:
-                ax.annotate("*", (x, y), textcoords="offset points", xytext=(6, 4), fontsize=12)
-    ax.set_xticks(range(len(xs)))
-    ax.set_xticklabels([" ".join(_key_text(v) for v in x) or "all" for x in xs], rotation=30 if len(xs) > 6 else 0,
-                       ha="right" if len(xs) > 6 else "center")
-    name = metric_name(doc)
-    ax.set_ylabel(name)
-    ax.set_xlabel(", ".join(others if system in cols else cols) or "")
-    title = f"{name} per group"
-    if "confidence_low" in (groups[0] if groups else {}):
-        title += f", 95% bootstrap intervals (B = {boot.get('n', '?')})"
-    if baseline is not None:
-        title += f"\n* p < {ALPHA} against the baseline {baseline} ({_test_name(boot)})"
-    ax.set_title(title, fontsize=9)
-    ax.set_xlim(-0.6, len(xs) - 0.4)
-    ax.grid(axis="y", alpha=0.3)
-    if series != [None]:
-        ax.legend(fontsize=8, loc="best")
-    fig.text(0.01, 0.01, doc.get("signature", ""), fontsize=6, alpha=0.7)
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
-    target = os.path.abspath(path)
-    staged = staging_path(target)
-    try:
-        fig.savefig(staged, format=fmt)
-        commit_file(staged, target)
-    except OSError as exc:
-        remove_tree(staged)
-        raise InputError(path, f"cannot write the plot: {exc.strerror or exc}") from None
-    except BaseException:
-        remove_tree(staged)
-        raise
-    finally:
-        plt.close(fig)
+def _pick(views: List[Dict], args) -> List[Dict]:
+    names = [metric_name(v) for v in views]
+    shown = [v for v in views if args.metric is None or report_compare.is_metric(metric_name(v), args.metric)]
+    if not shown:
+        raise UsageError(f"--metric {args.metric}: this result scores {', '.join(names)}")
+    return shown
 
 
 def run(args) -> int:
+    gates = args.fail_below + args.fail_above + args.fail_drop
+    if args.fail_drop and not args.compare:
+        raise UsageError(f"{args.fail_drop[0].flag} needs --compare OLD.json")
     fmt = check_plot(args) if args.plot else None
+    if args.plot and args.compare and os.path.abspath(args.plot) == os.path.abspath(args.compare):
+        raise UsageError(f"{args.plot}: --plot is the input {args.compare}")
     views = load(args.result)
-    names = [metric_name(v) for v in views]
-    shown = [v for v in views if args.metric is None or _is_metric(metric_name(v), args.metric)]
-    if not shown:
-        raise UsageError(f"--metric {args.metric}: this result scores {', '.join(names)}")
+    old = load(args.compare) if args.compare else None
+    shown = _pick(views, args)
     first = shown[0]
     boot = first.get("bootstrap") or {}
     system = args.system_column or boot.get("system_column") or "system"
     cols = choose_set(first, args.group_by, system, args.result)
     if args.plot and not cols:
         raise InputError(args.result, "--plot needs groups (or several systems): this result has one score")
+    failures = report_compare.check_gates(gates, views, old, cols)  # before printing: a bad gate is exit 2
+    limit = line_width(args)
     w = args.width
+    out: List[str] = []
+    if args.format == "latex":
+        out = _latex(shown, cols, system, args, limit)
+    else:
+        for doc in shown:
+            if out:
+                out.append("")
+            out += _section(doc, cols, system, w, len(shown) > 1, args.sort, limit)
+    if old is not None:
+        lines = report_compare.compare_lines(shown, old, cols, w, args.result, args.compare)
+        lines = [x for line in lines for x in line.split("\n")]
+        out += [""] + (["% " + x for x in lines] if args.format == "latex" else lines)
+    if args.plot:  # first: a failure prints no table
+        report_plot.plot(build_grid(first, cols, system, args.sort), first, args.plot, fmt, args.dpi, args.figsize)
+    print("\n".join(out))
+    if args.plot:
+        print(f"beambleu: wrote {args.plot}", file=sys.stderr)
+    for line in failures:
+        print(f"beambleu: fail: {line}", file=sys.stderr)
+    if failures:
+        return report_compare.GATE_FAILED
+    if gates:
+        print(f"beambleu: {len(gates)} gate{'s' * (len(gates) > 1)} passed", file=sys.stderr)
+    return 0
+
+
+def _latex(shown: List[Dict], cols: List[str], system: str, args, limit: int) -> List[str]:
+    """Every metric's LaTeX table; without groups, one table of the corpus scores."""
+    w = args.width
+    if not cols:
+        out = ["% beambleu report", "% needs \\usepackage{booktabs}", r"\begin{tabular}{lr}", r"\toprule",
+               r"metric & score \\", r"\midrule"]
+        for doc in shown:
+            c = doc["corpus"] or {}
+            text = _fmt(c.get("score"), w)
+            if "confidence_low" in c:
+                text += f" {{\\scriptsize [{_fmt(c['confidence_low'], w)}, {_fmt(c['confidence_high'], w)}]}}"
+            out.append(f"{report_text.escape_latex(metric_name(doc))} & {text} \\\\")
+        out += [r"\bottomrule", r"\end{tabular}"]
+        out += [f"% {metric_name(doc)} signature: {doc['signature']}" for doc in shown if doc.get("signature")]
+        return out
     out = []
     for doc in shown:
         if out:
             out.append("")
-        out += _section(doc, cols, system, w, len(shown) > 1)
-    if args.plot:  # first: a failure prints no table
-        plot(first, cols, system, args.plot, fmt)
-    print("\n".join(out))
-    if args.plot:
-        print(f"beambleu: wrote {args.plot}", file=sys.stderr)
-    return 0
-
+        sig = doc.get("signature") if isinstance(doc.get("signature"), str) else ""
+        out += report_text.latex_table(build_grid(doc, cols, system, args.sort), doc, w, limit, sig)
+    return out
 
 def _spm_model(doc: Dict) -> Optional[Dict]:
     """The SentencePiece model a BLEU result was computed with (``run``: under ``inputs``;
@@ -444,9 +415,11 @@ def _spm_model(doc: Dict) -> Optional[Dict]:
     return model if isinstance(model, dict) else None
 
 
-def _section(doc: Dict, cols: List[str], system: str, w: int, named: bool) -> List[str]:
-    """The report of one metric: the corpus score, the signature, the table, its notes."""
-    boot = doc.get("bootstrap") or {}
+def _section(doc: Dict, cols: List[str], system: str, w: int, named: bool, sort: str = "score",
+             limit: int = DEFAULT_LINE_WIDTH) -> List[str]:
+    """The report of one metric: the corpus score, the signature, the tables, their notes; the
+    tables split and the notes wrapped to ``limit`` characters (the signature and the SentencePiece
+    model's line stay whole, to be copied)."""
     c = doc["corpus"]
     name = metric_name(doc)
     out = []
@@ -460,22 +433,14 @@ def _section(doc: Dict, cols: List[str], system: str, w: int, named: bool) -> Li
     model = _spm_model(doc)
     if model is not None:
         out.append(f"SentencePiece model: {model.get('path', '?')} (SHA-256 {model.get('sha256', '?')})")
+    notes: List[str] = []
     if cols:
-        header, rows = table(doc, cols, system, w)
-        out += ([""] if out else []) + [render(header, rows)]
-        notes = []
-        if any("confidence_low" in g for g in doc["groups"]):
-            if boot.get("n") is None:  # sacrebleu's JSON fields: mean and half-width only
-                notes.append("[low, high]: bootstrap mean -/+ the 95% half-width (as the JSON of `score` gives them)")
-            else:
-                notes.append(f"[low, high]: 95% bootstrap interval ({boot['n']} resamples, "
-                             f"seed {boot.get('seed', '?')})")
-        if any(g.get("confidence_empty_resamples") for g in [*doc["groups"], c or {}]):
-            notes.append("~: too small for its interval: the resamples that drew none of its pairs are left out "
-                         "(its confidence_note in the JSON says how many)")
-        if boot.get("baseline") is not None:
-            notes.append(f"(b): baseline {boot['baseline']}; *: p < {ALPHA} in the {_test_name(boot)} test against it")
-        if notes:
-            out += [""] + notes
-    return out
-
+        grid = build_grid(doc, cols, system, sort)
+        out += ([""] if out else []) + report_text.text_tables(grid, w, limit)
+        notes = report_text.notes(grid, doc)
+    elif c is not None and c.get("confidence_empty_resamples"):
+        notes = [report_text.EMPTY_NOTE]
+    if notes:
+        out += [""] + notes
+    whole = len(out) - (len(notes) + 1 if notes else 0)  # the signature and model lines stay whole: to be copied
+    return out[:whole] + [piece for line in out[whole:] for piece in wrap(line, limit)]

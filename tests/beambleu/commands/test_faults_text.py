@@ -383,8 +383,8 @@ def test_report_plot_owns_its_path(tmp_path, paired_result):
     assert one_line(cli("report", result, "--plot", plot), 2) == \
         f"beambleu: error: {plot}: --plot exists (use --overwrite to replace it)"
     assert plot.read_bytes() == b"mine"
-    assert one_line(cli("report", result, "--plot", tmp_path / "p.jpgx"), 2).startswith(
-        f"beambleu: error: {tmp_path / 'p.jpgx'}: --plot: the file name must end in .png, .svg, .pdf or another format")
+    assert one_line(cli("report", result, "--plot", tmp_path / "p.jpgx"), 2) == \
+        f"beambleu: error: {tmp_path / 'p.jpgx'}: --plot: the file name must end in .png, .pdf or .svg (not .jpgx)"
     missing = tmp_path / "missing" / "p.png"
     assert one_line(cli("report", result, "--plot", missing), 1) == \
         f"beambleu: error: {missing}: cannot write the plot: No such file or directory"
