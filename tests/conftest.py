@@ -39,7 +39,7 @@ def engine_inputs(tmp_path_factory):
 # that start Flink, Spark or Prism share one group, so that no two of those engines (JVMs of several
 # GiB, each timing its own health checks) start side by side on a 2-core machine, and the
 # session-scoped `engine_inputs` are made once.
-ENGINE_FILES = frozenset({"test_engine_flink.py", "test_engine_spark.py", "test_engine_prism.py"})
+ENGINE_FILES = frozenset({"test_engine_flink.py", "test_engine_spark.py", "test_engine_prism.py", "test_engine_errors.py"})
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the marks

@@ -97,10 +97,12 @@ class DaskCluster(Service):
     that restarts a worker that dies) on 127.0.0.1. ``worker_env`` adds to the workers'
     environment (dask reads its configuration from ``DASK_...`` variables)."""
 
-    def __init__(self, log_dir: Path, n_workers: int = 2, worker_env: Optional[Dict[str, str]] = None):
+    def __init__(self, log_dir: Path, n_workers: int = 2, worker_env: Optional[Dict[str, str]] = None,
+                 worker_args: Optional[List[str]] = None):
         super().__init__(log_dir)
         self.n_workers = n_workers
         self.worker_env = worker_env or {}
+        self.worker_args = list(worker_args or [])  # more `dask worker` options (e.g. --memory-limit)
         self.port = free_port()
         self.address = f"tcp://127.0.0.1:{self.port}"
 
@@ -111,7 +113,8 @@ class DaskCluster(Service):
         for i in range(self.n_workers):
             self.start(f"worker-{i}", [sys.executable, "-m", "distributed.cli.dask_worker", self.address,
                                        "--nworkers", "1", "--nthreads", "1", "--no-dashboard",
-                                       "--name", f"worker-{i}", "--local-directory", str(self.log_dir)],
+                                       "--name", f"worker-{i}", "--local-directory", str(self.log_dir),
+                                       *self.worker_args],
                        env={**env_with_this_python(), **self.worker_env})
         with self.client() as client:  # registered, running or not (a paused worker never runs)
             deadline = time.monotonic() + 120

@@ -10,7 +10,9 @@
 #   deploy/flink/flink.sh stop-worker-pool | stop-job-server | stop-cluster
 #
 # Run it in the virtual environment where beambleu is installed (the worker pool runs its Python).
-# State (pids, logs, the cluster's config) goes to $BEAMBLEU_ENGINES_STATE or ./.beambleu-engines.
+# State (pids, logs, the cluster's config) goes to ${BEAMBLEU_ENGINES_STATE:-./.beambleu-engines}/flink
+# (or --state DIR), and every port is a free one unless given: deploy/spark/spark.sh, whose state
+# is .../spark, runs beside it. Stop each service with its stop-* command (stop-cluster: 10-20 s).
 # Then: beambleu run ... --runner FlinkRunner --job_endpoint localhost:8099 \
 #         --environment_type EXTERNAL --environment_config localhost:50000 --parallelism 2
 # (or, with Flink inside the job server and the workers in beambleu's process: beambleu run ...
@@ -18,6 +20,8 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 py="${PYTHON:-python}"
+# a state folder of its own, so that Spark's services (spark.sh: .../spark) run beside these
+export BEAMBLEU_ENGINES_STATE="${BEAMBLEU_ENGINES_STATE:-.beambleu-engines}/flink"
 cmd="${1:-}"
 [ $# -gt 0 ] && shift
 case "$cmd" in

@@ -3,14 +3,18 @@
 Everything that knows about a particular engine (the local FnApiRunner's worker processes,
 Beam's DaskRunner, its partitions, what it cannot run and a bounded wait for its cluster,
 closing a runner's client, the Flink and Spark job server jars and the Prism binary that
-beambleu fetches when none is given, the progress line each runner can feed) lives here, so
-that ``run_command`` only plans, builds the pipeline and reports.
+beambleu fetches when none is given, what an engine Beam starts needs (its jar, free ports, a
+Flink cluster with task slots) checked before the job, an engine's failure told in one line (a
+dead SDK worker, a dask worker over its memory limit), the progress line each runner can feed)
+lives here, so that ``run_command`` only plans, builds the pipeline and reports.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
+import shutil
 import socket
 import sys
 import time
@@ -23,8 +27,8 @@ from . import engines
 from .progress import FnApiRunner, JobMetrics, Progress, result_source, show_progress
 
 __all__ = ["DASK_MAX_PARTITIONS", "DASK_NAMES", "ENGINE_RUNNERS", "JOB_ENDPOINT_PROBE_SECONDS",
-           "MULTIPROCESS_THRESHOLD", "ClusterError", "StallWatch", "beam_option_parser", "check_job_endpoint",
-           "close_result", "import_dask_runner", "partition_dask_input", "pipeline_options", "resolve_engine",
+           "FLINK_REST_SECONDS", "MULTIPROCESS_THRESHOLD", "ClusterError", "StallWatch", "beam_option_parser", "check_engine_start",
+           "check_flink_master", "check_job_endpoint", "close_result", "explain_failure", "import_dask_runner", "partition_dask_input", "pipeline_options", "port_in_use", "resolve_engine",
            "scale_local_runner", "wait_until_finish", "wants_dask", "with_progress"]
 
 #: below this many pairs one in-process worker is faster than starting worker processes
@@ -191,6 +195,129 @@ def resolve_engine(opts) -> Optional[str]:
     return str(path)
 
 
+def _check_given_engine(engine: str, flag: str, given: str) -> None:
+    """A ``--flink_job_server_jar``, ``--spark_job_server_jar`` or ``--prism_location`` that is a
+    local path must exist: Beam would say to build the job server with ``./gradlew`` (or fail
+    later, for Prism). A URL is Beam's to download."""
+    from urllib.parse import urlparse
+
+    if os.path.exists(given) or urlparse(given).scheme not in ("", "file"):
+        return
+    if engine == "prism":
+        where = f"beambleu keeps the one it fetches at {engines.prism_binary()}"
+    else:
+        where = f"beambleu keeps the one it fetches in {engines.job_server_jar(engine).parent}"
+    raise PipelineInputError(f"--{flag}={given}: no such file; fetch {engines.ENGINES[engine]} with `python "
+                             f"deploy/engines.py fetch {engine}` ({where}), or leave --{flag} out and beambleu "
+                             "fetches it")
+
+
+def _engine_name(opts) -> str:
+    from apache_beam.options.pipeline_options import StandardOptions
+
+    name = (opts.view_as(StandardOptions).runner or "").lower()
+    return name[:-len("runner")] if name.endswith("runner") else name
+
+
+#: the job server's ports Beam passes to each engine it starts (``JobServerOptions``)
+_ENGINE_PORTS = {"flink": ("job_port", "artifact_port", "expansion_port"),
+                 "spark": ("job_port", "artifact_port", "expansion_port"), "prism": ("job_port",)}
+
+
+def port_in_use(port: int) -> Optional[str]:
+    """Why ``port`` cannot be listened on here (None: it can), as a server would bind it."""
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("", port))
+        except OSError as exc:
+            return exc.strerror or type(exc).__name__
+    return None
+
+
+def check_engine_start(opts) -> None:
+    """What Beam needs to start a Flink or Spark job server or Prism itself, checked in a second
+    instead of Beam's ``Service failed to start up`` after 16 s: the user's jar or binary there
+    (Beam would say to build it with ``./gradlew``), its ports (``--job_port``,
+    ``--artifact_port``, ``--expansion_port``) free, its Java launcher there, and a Flink
+    ``--flink_master HOST:PORT`` with TaskManager slots (:func:`check_flink_master`)."""
+    from apache_beam.options import pipeline_options as po
+
+    name = _engine_name(opts)
+    if name not in _ENGINE_PORTS:
+        return
+    engine, options_class, flag, _ = ENGINE_RUNNERS[name]
+    given = getattr(opts.view_as(getattr(po, options_class)), flag)
+    if given:  # the user's own (else resolve_engine has set beambleu's, which exists)
+        _check_given_engine(engine, flag, given)
+    server = opts.view_as(po.JobServerOptions)
+    what = "Prism" if name == "prism" else f"the {name.capitalize()} job server"
+    for option in _ENGINE_PORTS[name]:
+        port = getattr(server, option, 0) or 0
+        reason = port_in_use(port) if port > 0 else None
+        if reason:
+            raise PipelineInputError(
+                f"port {port} (--{option}) is in use ({reason}): {what}, which Beam starts, cannot listen there; "
+                f"pass another --{option} or leave it out (a free port is picked), or, if a job server already "
+                f"listens there, pass --job_endpoint=localhost:{port}")
+    launcher = getattr(server, "job_server_java_launcher", None) or "java"
+    if name in ("flink", "spark") and shutil.which(launcher) is None:
+        raise PipelineInputError(f"{launcher} is not installed: {what} needs Java 11 or 17 (install a JDK, or "
+                                 "pass --job_server_java_launcher=PATH)")
+    if name == "flink":
+        check_flink_master(opts, required=True)
+
+
+#: how long a Flink cluster's REST API may take to answer beambleu's question about its slots
+FLINK_REST_SECONDS = 5.0
+
+
+def _flink_rest(master: str) -> Optional[str]:
+    """``--flink_master`` as the REST API's base URL, or None for ``[local]``, ``[auto]``..."""
+    master = (master or "").strip()
+    if not master or master.startswith("["):
+        return None
+    return (master if "://" in master else f"http://{master}").rstrip("/")
+
+
+def check_flink_master(opts, required: bool) -> None:
+    """A Flink cluster (``--flink_master HOST:PORT``) with no TaskManager, or fewer task slots than
+    ``--parallelism``: one line now, instead of a job that waits 300 s for slots and ends in a
+    ``TimeoutException``. ``required``: the REST API must answer (Beam starts the job server on
+    this machine, which must reach it too); with a ``--job_endpoint``, a REST API that does not
+    answer from here is not checked (the job server may reach it where this machine cannot)."""
+    import json
+    import urllib.request
+
+    from apache_beam.options.pipeline_options import FlinkRunnerOptions
+
+    flink = opts.view_as(FlinkRunnerOptions)
+    base = _flink_rest(flink.flink_master)
+    if base is None:
+        return
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never through a proxy
+    try:
+        with opener.open(f"{base}/overview", timeout=FLINK_REST_SECONDS) as r:
+            overview = json.loads(r.read())
+    except (OSError, ValueError) as exc:
+        if not required:
+            return
+        reason = getattr(exc, "reason", None) or exc
+        raise PipelineInputError(f"no Flink REST API answers at {base}/overview ({reason}); start the cluster "
+                                 "(deploy/flink/flink.sh start-cluster) or correct --flink_master") from None
+    managers, slots = overview.get("taskmanagers", 0), overview.get("slots-total", 0)
+    if not managers or not slots:
+        raise PipelineInputError(
+            f"the Flink cluster at {base} has no TaskManager ({managers} TaskManagers, {slots} task slots): a job "
+            "would wait 300 s for slots and fail; start a TaskManager (Flink's bin/taskmanager.sh start, or "
+            "deploy/flink/flink.sh start-cluster) or run Flink inside the job server with --flink_master=[local]")
+    if flink.parallelism and flink.parallelism > slots:
+        raise PipelineInputError(
+            f"--parallelism {flink.parallelism} needs {flink.parallelism} task slots and the Flink cluster at "
+            f"{base} has {slots} ({managers} TaskManagers): a job would wait 300 s for slots and fail; pass "
+            f"--parallelism {slots} or less, or start more TaskManagers")
+
+
 #: how long a given --job_endpoint may take to accept a connection before the job is refused
 JOB_ENDPOINT_PROBE_SECONDS = 10.0
 
@@ -206,9 +333,12 @@ def check_job_endpoint(opts) -> None:
     endpoint = portable.job_endpoint
     if not endpoint:
         resolve_engine(opts)
+        check_engine_start(opts)
         return
     if endpoint == "embed":
         return
+    if _engine_name(opts) == "flink":
+        check_flink_master(opts, required=False)
     host, _, port = endpoint.rpartition(":")
     if not port.isdigit():
         raise UsageError(f"--job_endpoint {endpoint}: expected HOST:PORT")
@@ -245,16 +375,76 @@ def wait_until_finish(result, opts, progress: Optional[Progress] = None) -> None
     ``progress`` (from :func:`with_progress`): the line follows the job while it runs, and says
     all pairs done once it has ended; a job that fails erases it."""
     if progress is None:
-        _wait(result, opts)
+        _explained_wait(result, opts)
         return
     source = result_source(result)
     progress.watch(source)
     try:
-        _wait(result, opts)
+        _explained_wait(result, opts)
     except BaseException:
         progress.abort()
         raise
     progress.finish(source.final() if isinstance(source, JobMetrics) else None)
+
+
+def _explained_wait(result, opts) -> None:
+    try:
+        _wait(result, opts)
+    except ClusterError:
+        raise
+    except Exception as exc:
+        message = explain_failure(exc, opts)
+        if message is None:
+            raise
+        raise ClusterError(message) from exc
+
+
+#: what Beam's runners say when the Python SDK worker running a bundle went away: Prism's job
+#: service, and the gRPC status the Java runners (Flink, Spark) see on the worker's data channel
+_SDK_WORKER_DIED = re.compile(r"SDK worker disconnected|CANCELLED: client cancelled|CANCELLED: Multiplexer hanging up")
+
+#: the marker of beambleu's own one-line input errors (``beambleu.io.input_errors``): never re-worded
+_INPUT_ERROR = re.compile(r"beambleu-input-error|\bPipelineInputError\b")
+
+
+def explain_failure(exc: BaseException, opts) -> Optional[str]:
+    """One line for a job that failed because its engine did, not its input: a Python SDK worker
+    that died (Beam says ``SDK worker disconnected`` or ``CANCELLED: client cancelled``), with
+    where its log is. None: the error is not one of these (it is raised as it is)."""
+    text = _chain_text(exc)
+    if _INPUT_ERROR.search(text):
+        return None
+    m = _SDK_WORKER_DIED.search(text)
+    if not m:
+        return None
+    return (f"the Python SDK worker running the job died ({m.group(0)}): it was killed or crashed, often for "
+            f"lack of memory (a smaller --batch-size or fewer workers per machine use less); {_worker_log(opts)}")
+
+
+def _chain_text(exc: Optional[BaseException]) -> str:
+    seen, parts = set(), []
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        parts.append(f"{type(exc).__name__}: {exc}")
+        exc = exc.__cause__ or exc.__context__
+    return "\n".join(parts)
+
+
+def _worker_log(opts) -> str:
+    """Where the SDK worker of this job logged, as far as the client knows."""
+    from apache_beam.options.pipeline_options import PortableOptions
+
+    portable = opts.view_as(PortableOptions)
+    kind = (portable.environment_type or "").upper()
+    config = portable.environment_config or ""
+    if kind == "EXTERNAL":
+        return (f"its log is the output of the SDK worker pool at {config} (deploy/engines.py start worker-pool "
+                "writes it to STATE/worker-pool.log)")
+    if kind == "LOOPBACK":
+        return "it ran in this process: its log is Beam's log"
+    if kind == "DOCKER":
+        return "its log is its container's (docker logs), on the machine that ran it"
+    return "its log is the runner's (the job server's or the task manager's log)"
 
 
 def _wait(result, opts) -> None:
@@ -266,6 +456,7 @@ def _wait(result, opts) -> None:
     stall_timeout = opts.view_as(TimeoutOptions).dask_stall_timeout
     futures = list(futures) if isinstance(futures, (list, tuple)) else [futures]
     watch = StallWatch(client.scheduler.address, stall_timeout)
+    since = time.time() - 5.0  # the nannies' memory events of this job (their clocks: this machine's, or close)
     poll, answer_within = min(1.0, stall_timeout / 10), min(5.0, max(1.0, stall_timeout / 4))
     while not all(f.done() for f in futures):
         asked = time.monotonic()
@@ -275,10 +466,47 @@ def _wait(result, opts) -> None:
         time.sleep(poll)
     for f in futures:
         if f.status == "error":
-            f.result()  # raises the worker's exception, as Beam's wait does
+            try:
+                f.result()  # raises the worker's exception, as Beam's wait does
+            except Exception as exc:
+                if type(exc).__name__ != "KilledWorker":
+                    raise
+                raise ClusterError(_killed_worker(exc, client, watch, since)) from exc
         elif f.status != "finished":  # cancelled or lost: the scheduler went away or dropped the job
             raise ClusterError(f"lost the dask scheduler at {watch.address} before the job finished "
                                f"(the job's result is {f.status})")
+
+
+def _killed_worker(exc: BaseException, client, watch: "StallWatch", since: float) -> str:
+    """One line for dask's ``KilledWorker`` (a task whose workers all died running it): when their
+    nannies restarted them for exceeding their memory limit (the scheduler's
+    ``worker-restart-memory`` events), say so and how to raise it."""
+    task = getattr(exc, "task", None)
+    tries = (getattr(exc, "allowed_failures", None) or 0) + 1
+    try:
+        events = client.get_events("worker-restart-memory")
+    except Exception:  # a scheduler that went away: no events
+        events = ()
+    restarts = [msg for stamp, msg in events if stamp >= since and isinstance(msg, dict)]
+    if not restarts:
+        return (f"dask workers died while running a task of the job, {tries} times (KilledWorker, task {task!r}); "
+                "their logs (the dask worker's or its nanny's output) say why, often memory: raise the workers' "
+                "--memory-limit, or use a smaller --batch-size")
+    limits = [w.get("memory_limit") for w in watch.workers.values() if w.get("memory_limit")]
+    if not limits:
+        state = _identity(client, 5.0) or {}
+        limits = [w.get("memory_limit") for w in state.get("workers", {}).values() if w.get("memory_limit")]
+    last = restarts[-1]
+    rss = last.get("rss")
+    use = (f" ({_size(rss)}" + (f" of {_size(max(limits))}" if limits else "") + ")") if rss else ""
+    times = f", {len(restarts)} times," if len(restarts) > 1 else ""
+    return (f"dask worker {last.get('worker', '?')} exceeded its memory limit{use} and was restarted by its "
+            f"nanny{times} until dask gave the task up: raise the workers' memory limit (dask worker "
+            "--memory-limit 8GB) or use a smaller --batch-size")
+
+
+def _size(n: float) -> str:
+    return f"{n / 1e9:.1f} GB" if n >= 1e9 else f"{n / 1e6:.0f} MB"
 
 
 def _identity(client, timeout: float) -> Optional[dict]:
