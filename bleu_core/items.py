@@ -58,6 +58,8 @@ _DEFICIT = 2.0
 _STRADDLE = 255
 #: items per matrix product in :func:`bootstrap`
 _SLICE = 512
+#: the element kinds of the kernel's count matrices (``_resample.poisson_level1``)
+_KINDS = {np.float32: 0, np.float64: 1, np.int64: 2}
 
 MetricLike = Union[str, Metric]
 
@@ -255,58 +257,74 @@ class _Draws:
     makes the counts multinomial(n) (t draws, then n - t more, all independent and uniform).
     The Poisson counts are the exact inverse CDF of a 64-bit uniform, whose bits are read only as
     far as needed: its first byte decides the count for about 98% of the items (one table
-    lookup by ``bytes.translate``), the second byte for all but about 1 in 8,000 of the rest, the
-    remaining bits (a 64-bit comparison) for those."""
+    lookup, written as the block's matrix element by ``_resample.poisson_level1``), the second
+    byte for all but about 1 in 8,000 of the rest, the remaining bits (a 64-bit comparison) for
+    those."""
 
     def __init__(self, n_items: int, rng: np.random.Generator):
+        from .resampling import _resample  # the compiled kernel: a missing build fails this call only
+
+        self.kernel = _resample
         self.n = n_items
         self.rng = rng
         self.bits = rng.bit_generator
         self.lam = max(0.0, 1.0 - _DEFICIT / math.sqrt(n_items))
         self.thresholds = _poisson_thresholds(self.lam)
-        self.level1 = _level_table(self.thresholds, 8).tobytes()
+        self.level1 = _level_table(self.thresholds, 8)
         self.level2 = _level_table(self.thresholds, 16)
         self.rows = max(1, BLOCK_CELLS // n_items)
+        self.pos = np.empty(self.rows * n_items, dtype=np.int64)  # the straddle cells of a block
 
     def _bytes(self, k: int) -> np.ndarray:
         return self.bits.random_raw((k + 7) // 8).view(np.uint8)[:k]
 
-    def poisson(self, r: int):
-        """(uint8[r * n] counts with 255 where ``fixes`` hold them, positions, their counts)."""
+    def poisson(self, out: np.ndarray) -> None:
+        """Draws the Poisson counts of ``out`` (a C-contiguous float32, float64 or int64 matrix of
+        rows x n items, the whole of a block), in place: the first bytes of all its cells, the
+        second bytes of the cells the first left undecided (255 in level1), in order, then the
+        rest of the 64 bits of the cells the second left undecided. The byte work is the
+        kernel's (``poisson_level1``, ``poisson_level2``)."""
         if self.lam == 0.0:
-            return np.zeros(r * self.n, dtype=np.uint8), np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.uint8)
-        raw = self._bytes(r * self.n)
-        counts = np.frombuffer(raw.tobytes().translate(self.level1), dtype=np.uint8)
-        pos = np.flatnonzero(counts == _STRADDLE)
-        key = (raw[pos].astype(np.intp) << 8) | self._bytes(len(pos))
-        fixes = self.level2[key]
-        late = np.flatnonzero(fixes == _STRADDLE)
-        if len(late):
-            u = (key[late].astype(np.uint64) << np.uint64(48)) | (self.bits.random_raw(len(late)) >> np.uint64(16))
-            fixes[late] = np.searchsorted(self.thresholds, u, side="right")
-        return counts, pos, fixes
+            out[...] = 0
+            return
+        kind = _KINDS[out.dtype.type]
+        flat = out.reshape(-1)
+        raw = self._bytes(flat.size)
+        count = self.kernel.poisson_level1(raw, self.level1, flat, kind, self.pos)
+        if not count:
+            return
+        second = self._bytes(count)
+        late = np.empty(count, dtype=np.int64)
+        n_late = self.kernel.poisson_level2(raw, self.pos, count, second, self.level2, flat, kind, late)
+        if n_late:
+            j = late[:n_late]
+            p = self.pos[j]
+            key = (raw[p].astype(np.uint64) << np.uint64(8)) | second[j]
+            u = (key << np.uint64(48)) | (self.bits.random_raw(n_late) >> np.uint64(16))
+            flat[p] = np.searchsorted(self.thresholds, u, side="right")
 
     def extra(self, deficits: np.ndarray) -> np.ndarray:
         """The items drawn to fill each row's deficit, row after row."""
         return self.rng.integers(0, self.n, size=int(deficits.sum()), dtype=np.int64)
 
-    def blocks(self, n_resamples: int, consume):
-        """Run ``consume(counts, pos, fixes, r) -> (row totals t, payload)`` on each block, then
-        ``payload`` (with the accepted rows' deficits, the extra items and their row starts) is
+    def blocks(self, n_resamples: int, dtype, consume):
+        """Run ``consume(counts, r) -> (row totals t, payload)`` on each block (``counts``: the
+        block's r x n counts as ``dtype``, one matrix reused by every block), then ``payload``
+        (with the accepted rows, every row's deficit, and the extra items, row after row) is
         yielded; stops once ``n_resamples`` rows are accepted. Every block has the same number of
         rows (the last one's surplus is dropped), so the first b resamples are the same whatever
         the number asked for."""
         done = 0
+        r = self.rows
+        counts = np.empty((r, self.n), dtype=dtype)
         while done < n_resamples:
-            r = self.rows
-            counts, pos, fixes = self.poisson(r)
-            t, payload = consume(counts, pos, fixes, r)
+            self.poisson(counts)
+            t, payload = consume(counts, r)
             ok = t <= self.n
             deficits = np.where(ok, self.n - t, 0).astype(np.int64)
             extra = self.extra(deficits)
-            starts = np.concatenate([[0], np.cumsum(deficits)[:-1]]).astype(np.int64)
             take = min(int(ok.sum()), n_resamples - done)
-            yield payload, ok, deficits, extra, starts, take
+            yield payload, ok, deficits, extra, take
             done += take
 
 
@@ -339,13 +357,10 @@ def resample_counts(n_items: int, n_resamples: int = 1000, seed=None) -> np.ndar
     out = np.empty((_check_count("n_resamples", n_resamples), n), dtype=np.int64)
     done = 0
 
-    def consume(counts, pos, fixes, r):
-        c = counts.astype(np.int64)
-        c[pos] = fixes
-        c = c.reshape(r, n)
+    def consume(c, r):
         return c.sum(axis=1), c
 
-    for c, ok, deficits, extra, starts, take in draws.blocks(len(out), consume):
+    for c, ok, deficits, extra, take in draws.blocks(len(out), np.int64, consume):
         rows = np.repeat(np.arange(len(c)), deficits)
         np.add.at(c, (rows, extra), 1)
         out[done:done + take] = c[ok][:take]
@@ -380,7 +395,6 @@ def bootstrap(metric: MetricLike, stats, n_resamples: int = 1000, seed=None, **o
     else:
         raise OverflowError(f"the statistics of {n} items are too large to resample exactly in int64")
     ext = np.concatenate([rows, np.ones((n, 1), dtype=np.int64)], axis=1).astype(dtype)
-    padded = np.concatenate([ext, np.zeros((1, ext.shape[1]), dtype=dtype)])
     # the products run as a stack of small matrix products over slices of _SLICE items (and one
     # for the rest): one BLAS call each, small enough for OpenBLAS to keep to one thread (its
     # threads, on a loaded machine, made one large product 10 to 30 times slower)
@@ -392,20 +406,16 @@ def bootstrap(metric: MetricLike, stats, n_resamples: int = 1000, seed=None, **o
     totals = np.empty((n_resamples, m.width), dtype=np.int64)
     done = 0
 
-    def consume(counts, pos, fixes, r):
-        c = counts.reshape(r, n).astype(dtype)
-        c[pos // n, pos % n] = fixes
+    def consume(c, r):
         sums = np.matmul(c[:, :main].reshape(r, slices, k).transpose(1, 0, 2), stacked).sum(axis=0)
         if len(rest):
             sums += c[:, main:] @ rest
         return sums[:, -1].astype(np.int64), sums
 
-    for sums, ok, deficits, extra, starts, take in draws.blocks(n_resamples, consume):
-        if len(extra):
-            gathered = padded[np.append(extra, n)]  # and the zero row, for the rows after the last extra
-            added = np.add.reduceat(gathered, np.minimum(starts, len(extra)), axis=0)
-            added[deficits == 0] = 0
-            sums = sums + added
+    kind = _KINDS[dtype]
+    for sums, ok, deficits, extra, take in draws.blocks(n_resamples, dtype, consume):
+        if len(extra):  # sums[b] += ext[the extra items of row b], in the kernel
+            draws.kernel.add_rows(sums, ext, ext.shape[1], extra, deficits, kind)
         totals[done:done + take] = sums[ok][:take, :-1].astype(np.int64)
         done += take
     return _replicate_scores(m, totals)

@@ -11,6 +11,9 @@
  * bounds the totals, picks the checked or the unchecked loop by that bound and runs it, in plain
  * C without the GIL, and returns the row that overflowed, which the entry point turns into its
  * OverflowError.
+ *
+ * poisson_level1, poisson_level2 and add_rows are the byte work and the sums of
+ * bleu_core.items.bootstrap's blocks (see their section below).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -208,8 +211,367 @@ done:
     return result;
 }
 
+/* ---------------------------------------------------------------- bleu_core.items' Poisson stage
+ *
+ * bleu_core.items._Draws reads each item's Poisson count from a 64-bit uniform's bytes: the first
+ * byte through a 256-entry table (255: a threshold falls inside that byte's range, more bytes
+ * decide), the second through a 65536-entry table, the rest in numpy. These two functions are the
+ * byte work of one block, written straight into the block's count matrix (float32, float64 or
+ * int64: the dtype of bootstrap's matrix product), in place of bytes.translate, astype,
+ * flatnonzero and the fancy-indexed fixes; add_rows adds the extra items' rows into the sums
+ * of the block's product. They draw nothing: the bytes come from numpy's bit generator, in the
+ * order items.py consumes them. Every buffer's size is checked first (ValueError). */
+
+enum { KIND_F32 = 0, KIND_F64 = 1, KIND_I64 = 2 };
+
+static int kind_size(int kind) {
+    return kind == KIND_F32 ? 4 : (kind == KIND_F64 || kind == KIND_I64) ? 8 : 0;
+}
+
+/* out[i] = v for the element i of a count matrix of `kind` */
+static inline void put_count(void *out, int kind, Py_ssize_t i, unsigned v) {
+    if (kind == KIND_F32) ((float *)out)[i] = (float)v;
+    else if (kind == KIND_F64) ((double *)out)[i] = (double)v;
+    else ((int64_t *)out)[i] = (int64_t)v;
+}
+
+#if defined(__SSE2__)
+/* The level-1 table as a step function, for the vector loop: outside the straddle bytes str[],
+ * table[b] = base0 + the sum of step_by[j] over the steps with step_at[j] <= b (the straddle
+ * bytes get a value of the same form, a placeholder: their cells are written again by
+ * poisson_level2 or by items.py). 0 if the table is not of that form (a count that decreases)
+ * or has more than 32 steps or straddles: the scalar loop takes it. */
+typedef struct {
+    uint8_t base0;
+    int n_steps, n_str;
+    uint8_t step_at[32], step_by[32], str[32];
+} Level1Plan;
+
+static int level1_plan(const uint8_t *table, Level1Plan *pl) {
+    uint8_t base[256];
+    for (int b = 0; b < 256; b++) base[b] = table[b] != 255 ? table[b] : (b ? base[b - 1] : 0);
+    pl->base0 = base[0];
+    pl->n_steps = pl->n_str = 0;
+    for (int b = 1; b < 256; b++) {
+        if (base[b] < base[b - 1]) return 0;
+        if (base[b] > base[b - 1]) {
+            if (pl->n_steps == 32) return 0;
+            pl->step_at[pl->n_steps] = (uint8_t)b;
+            pl->step_by[pl->n_steps++] = (uint8_t)(base[b] - base[b - 1]);
+        }
+    }
+    for (int b = 0; b < 256; b++) {
+        if (table[b] == 255) {
+            if (pl->n_str == 32) return 0;
+            pl->str[pl->n_str++] = (uint8_t)b;
+        }
+    }
+    return 1;
+}
+#endif
+
+/* The level-1 loop for one element type T from byte `from`: out[i] = table[raw[i]]; the positions
+ * of 255 into pos from *pnp. Branch-free: every position is written at pos[np], kept only if its
+ * byte straddles (pos has room for L). */
+#define LEVEL1_LOOP(T)                                                                       \
+    do {                                                                                     \
+        T val[256];                                                                          \
+        for (int b = 0; b < 256; b++) val[b] = (T)table[b];                                  \
+        T *o = (T *)out;                                                                     \
+        for (Py_ssize_t i = from; i < L; i++) {                                              \
+            const uint8_t b = raw[i];                                                        \
+            o[i] = val[b];                                                                   \
+            pos[np] = i;                                                                     \
+            np += straddle[b];                                                               \
+        }                                                                                    \
+    } while (0)
+
+static Py_ssize_t level1_scalar(const uint8_t *raw, Py_ssize_t from, Py_ssize_t L, const uint8_t *table, void *out,
+                                int kind, int64_t *pos, Py_ssize_t np) {
+    uint8_t straddle[256];
+    for (int b = 0; b < 256; b++) straddle[b] = table[b] == 255;
+    if (kind == KIND_F32) LEVEL1_LOOP(float);
+    else if (kind == KIND_F64) LEVEL1_LOOP(double);
+    else LEVEL1_LOOP(int64_t);
+    return np;
+}
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+
+/* The float32 level-1 loop, 16 bytes at a time (SSE2, which every x86-64 has): each byte's count
+ * by the plan's steps (unsigned compares: max(x, at) == x), its straddle bit by the plan's
+ * bytes, the straddles' positions from the bit mask, in order. Returns the bytes done (a
+ * multiple of 16); the straddles' count into *pnp. */
+static Py_ssize_t level1_f32_sse2(const uint8_t *raw, Py_ssize_t L, const Level1Plan *pl, float *o, int64_t *pos,
+                                  Py_ssize_t *pnp) {
+    const __m128i zero = _mm_setzero_si128(), b0 = _mm_set1_epi8((char)pl->base0);
+    __m128i at[32], by[32], st[32];
+    const int ns = pl->n_steps, nt = pl->n_str;
+    for (int j = 0; j < ns; j++) {
+        at[j] = _mm_set1_epi8((char)pl->step_at[j]);
+        by[j] = _mm_set1_epi8((char)pl->step_by[j]);
+    }
+    for (int j = 0; j < nt; j++) st[j] = _mm_set1_epi8((char)pl->str[j]);
+    Py_ssize_t np = 0, i = 0;
+    for (; i + 16 <= L; i += 16) {
+        const __m128i x = _mm_loadu_si128((const __m128i *)(raw + i));
+        __m128i acc = b0, s = zero;
+        for (int j = 0; j < ns; j++)
+            acc = _mm_add_epi8(acc, _mm_and_si128(_mm_cmpeq_epi8(_mm_max_epu8(x, at[j]), x), by[j]));
+        for (int j = 0; j < nt; j++) s = _mm_or_si128(s, _mm_cmpeq_epi8(x, st[j]));
+        unsigned m = (unsigned)_mm_movemask_epi8(s);
+        while (m) {
+            pos[np++] = i + __builtin_ctz(m);
+            m &= m - 1;
+        }
+        const __m128i lo = _mm_unpacklo_epi8(acc, zero), hi = _mm_unpackhi_epi8(acc, zero);
+        _mm_storeu_ps(o + i, _mm_cvtepi32_ps(_mm_unpacklo_epi16(lo, zero)));
+        _mm_storeu_ps(o + i + 4, _mm_cvtepi32_ps(_mm_unpackhi_epi16(lo, zero)));
+        _mm_storeu_ps(o + i + 8, _mm_cvtepi32_ps(_mm_unpacklo_epi16(hi, zero)));
+        _mm_storeu_ps(o + i + 12, _mm_cvtepi32_ps(_mm_unpackhi_epi16(hi, zero)));
+    }
+    *pnp = np;
+    return i;
+}
+#endif
+
+#if defined(__SSE2__) && defined(__x86_64__) && defined(__GNUC__)
+#define HAVE_AVX2_PATH 1
+#include <immintrin.h>
+/* level1_f32_sse2 32 bytes at a time with AVX2 (when the CPU has it: __builtin_cpu_supports).
+ * Unsigned x >= at is the signed (x ^ 0x80) > (at - 1) ^ 0x80, at >= 1 (a step is never at 0). */
+__attribute__((target("avx2"))) static Py_ssize_t level1_f32_avx2(const uint8_t *raw, Py_ssize_t L,
+                                                                  const Level1Plan *pl, float *o, int64_t *pos,
+                                                                  Py_ssize_t *pnp) {
+    const __m256i flip = _mm256_set1_epi8((char)0x80), b0 = _mm256_set1_epi8((char)pl->base0);
+    __m256i at[32], by[32], st[32];
+    const int ns = pl->n_steps, nt = pl->n_str;
+    for (int j = 0; j < ns; j++) {
+        at[j] = _mm256_set1_epi8((char)((pl->step_at[j] - 1) ^ 0x80));
+        by[j] = _mm256_set1_epi8((char)pl->step_by[j]);
+    }
+    for (int j = 0; j < nt; j++) st[j] = _mm256_set1_epi8((char)pl->str[j]);
+    Py_ssize_t np = 0, i = 0;
+    for (; i + 32 <= L; i += 32) {
+        const __m256i x = _mm256_loadu_si256((const __m256i *)(raw + i)), xs = _mm256_xor_si256(x, flip);
+        __m256i acc = b0, s = _mm256_setzero_si256();
+        for (int j = 0; j < ns; j++) acc = _mm256_add_epi8(acc, _mm256_and_si256(_mm256_cmpgt_epi8(xs, at[j]), by[j]));
+        for (int j = 0; j < nt; j++) s = _mm256_or_si256(s, _mm256_cmpeq_epi8(x, st[j]));
+        uint32_t m = (uint32_t)_mm256_movemask_epi8(s);
+        while (m) {
+            pos[np++] = i + __builtin_ctz(m);
+            m &= m - 1;
+        }
+        const __m128i lo = _mm256_castsi256_si128(acc), hi = _mm256_extracti128_si256(acc, 1);
+        _mm256_storeu_ps(o + i, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(lo)));
+        _mm256_storeu_ps(o + i + 8, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(lo, 8))));
+        _mm256_storeu_ps(o + i + 16, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(hi)));
+        _mm256_storeu_ps(o + i + 24, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(hi, 8))));
+    }
+    *pnp = np;
+    return i;
+}
+#endif
+
+/* The level-1 pass over L bytes: the number of straddle cells, whose positions go to pos (room
+ * for L), in order. */
+static Py_ssize_t level1_pass(const uint8_t *raw, Py_ssize_t L, const uint8_t *table, void *out, int kind,
+                              int64_t *pos) {
+    Py_ssize_t from = 0, np = 0;
+#if defined(__SSE2__)
+    Level1Plan pl;
+    if (kind == KIND_F32 && level1_plan(table, &pl)) {
+#if defined(HAVE_AVX2_PATH)
+        if (__builtin_cpu_supports("avx2")) from = level1_f32_avx2(raw, L, &pl, (float *)out, pos, &np);
+        else
+#endif
+        from = level1_f32_sse2(raw, L, &pl, (float *)out, pos, &np);
+    }
+#endif
+    return level1_scalar(raw, from, L, table, out, kind, pos, np);
+}
+
+PyDoc_STRVAR(poisson_level1_doc,
+"poisson_level1(raw, table, out, kind, pos) -> int\n\n"
+"out[i] = table[raw[i]] for the L bytes of raw, as kind's elements (0: float32, 1: float64,\n"
+"2: int64), and the positions i where that is 255 written in order to pos[0:count]; returns count.\n"
+"Those cells of out hold placeholders (255 or another count): poisson_level2 writes them.\n"
+"raw uint8[L]; table uint8[256]; out C-contiguous writable, exactly L elements of kind; pos\n"
+"int64, writable, room for at least L. ValueError on any other size.");
+
+static PyObject *k_poisson_level1(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *o[4]; /* raw, table, out, pos */
+    int kind;
+    if (!PyArg_ParseTuple(args, "OOOiO", &o[0], &o[1], &o[2], &kind, &o[3])) return NULL;
+    View v[4];
+    for (int i = 0; i < 4; i++) v[i].held = 0;
+    PyObject *result = NULL;
+    Py_ssize_t L, np, size = kind_size(kind), cells;
+    for (int i = 0; i < 4; i++)
+        if (get_view(o[i], &v[i], i >= 2) < 0) goto done;
+    if (!v[0].held || !v[1].held || !v[2].held || !v[3].held || !size) {
+        PyErr_SetString(PyExc_ValueError, "poisson_level1: missing buffer or unknown kind");
+        goto done;
+    }
+    L = v[0].view.len;
+    if (v[1].view.len != 256 || __builtin_mul_overflow(L, size, &cells) || v[2].view.len != cells ||
+        v[3].view.len / 8 < L) {
+        PyErr_SetString(PyExc_ValueError, "poisson_level1: table must hold 256 bytes, out L elements of kind, "
+                                          "pos room for L int64 (L = len(raw))");
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    np = level1_pass((const uint8_t *)v[0].view.buf, L, (const uint8_t *)v[1].view.buf, v[2].view.buf, kind,
+                     (int64_t *)v[3].view.buf);
+    Py_END_ALLOW_THREADS
+    result = PyLong_FromSsize_t(np);
+done:
+    for (int i = 0; i < 4; i++) rel_view(&v[i]);
+    return result;
+}
+
+PyDoc_STRVAR(poisson_level2_doc,
+"poisson_level2(raw, pos, count, second, table, out, kind, late) -> int\n\n"
+"For j < count, with p = pos[j] and key = raw[p] << 8 | second[j]: out[p] = table[key] when that\n"
+"is not 255, else j is written to late (in order); returns the number of late entries.\n"
+"raw uint8[L]; pos int64[>= count], each in [0, L); second uint8[>= count]; table uint8[65536];\n"
+"out writable, exactly L elements of kind (0: float32, 1: float64, 2: int64); late int64, writable,\n"
+"room for count. ValueError on any other size or a position out of range (out then partly written).");
+
+static PyObject *k_poisson_level2(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *o[6]; /* raw, pos, second, table, out, late */
+    Py_ssize_t count;
+    int kind;
+    if (!PyArg_ParseTuple(args, "OOnOOOiO", &o[0], &o[1], &count, &o[2], &o[3], &o[4], &kind, &o[5])) return NULL;
+    View v[6];
+    for (int i = 0; i < 6; i++) v[i].held = 0;
+    PyObject *result = NULL;
+    Py_ssize_t L, size = kind_size(kind), cells, n_late = 0;
+    for (int i = 0; i < 6; i++)
+        if (get_view(o[i], &v[i], i >= 4) < 0) goto done;
+    if (!v[0].held || !v[1].held || !v[2].held || !v[3].held || !v[4].held || !v[5].held || !size || count < 0) {
+        PyErr_SetString(PyExc_ValueError, "poisson_level2: missing buffer, unknown kind or negative count");
+        goto done;
+    }
+    L = v[0].view.len;
+    if (v[1].view.len / 8 < count || v[2].view.len < count || v[3].view.len != 65536 ||
+        __builtin_mul_overflow(L, size, &cells) || v[4].view.len != cells || v[5].view.len / 8 < count) {
+        PyErr_SetString(PyExc_ValueError, "poisson_level2: buffer sizes do not match (table 65536 bytes, out L "
+                                          "elements of kind, pos, second and late room for count)");
+        goto done;
+    }
+    {
+        const uint8_t *raw = (const uint8_t *)v[0].view.buf, *second = (const uint8_t *)v[2].view.buf;
+        const uint8_t *table = (const uint8_t *)v[3].view.buf;
+        const int64_t *pos = (const int64_t *)v[1].view.buf;
+        int64_t *late = (int64_t *)v[5].view.buf;
+        for (Py_ssize_t j = 0; j < count; j++) {
+            const int64_t p = pos[j];
+            if (p < 0 || p >= L) {
+                PyErr_SetString(PyExc_ValueError, "poisson_level2: a position is out of range");
+                goto done;
+            }
+            const unsigned f = table[((unsigned)raw[p] << 8) | second[j]];
+            if (f == 255) late[n_late++] = j;
+            else put_count(v[4].view.buf, kind, p, f);
+        }
+    }
+    result = PyLong_FromSsize_t(n_late);
+done:
+    for (int i = 0; i < 6; i++) rel_view(&v[i]);
+    return result;
+}
+
+/* sums[b] += ext[extra[j]] over row b's segment of extra, for one element type T */
+#define ADD_ROWS_LOOP(T)                                                                     \
+    do {                                                                                     \
+        T *sp = (T *)sums;                                                                   \
+        const T *ep = (const T *)ext;                                                        \
+        Py_ssize_t j = 0;                                                                    \
+        for (Py_ssize_t b = 0; b < r; b++) {                                                 \
+            T *acc = sp + b * W;                                                             \
+            for (const Py_ssize_t end = j + (Py_ssize_t)deficits[b]; j < end; j++) {         \
+                const T *row = ep + extra[j] * W;                                            \
+                for (Py_ssize_t l = 0; l < W; l++) acc[l] += row[l];                         \
+            }                                                                                \
+        }                                                                                    \
+    } while (0)
+
+PyDoc_STRVAR(add_rows_doc,
+"add_rows(sums, ext, width, extra, deficits, kind)\n\n"
+"Adds ext[extra[j]] into sums[b] for the deficits[b] entries of extra that are row b's (row 0's\n"
+"first, then row 1's, ...): bleu_core.bootstrap's extra items. sums: r x width, writable; ext:\n"
+"n x width; both C-contiguous elements of kind (0: float32, 1: float64, 2: int64); extra int64,\n"
+"each in [0, n); deficits int64[r], non-negative, summing to len(extra). ValueError otherwise\n"
+"(nothing is added then). Sums are in the element type, in order (exact for the integers of\n"
+"bootstrap's bounds).");
+
+static PyObject *k_add_rows(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *o[4]; /* sums, ext, extra, deficits */
+    Py_ssize_t W;
+    int kind;
+    if (!PyArg_ParseTuple(args, "OOnOOi", &o[0], &o[1], &W, &o[2], &o[3], &kind)) return NULL;
+    View v[4];
+    for (int i = 0; i < 4; i++) v[i].held = 0;
+    PyObject *result = NULL;
+    Py_ssize_t size = kind_size(kind), row_bytes, r, n, total, sum = 0, cells;
+    for (int i = 0; i < 4; i++)
+        if (get_view(o[i], &v[i], i == 0) < 0) goto done;
+    if (!v[0].held || !v[1].held || !v[2].held || !v[3].held || !size || W < 1 ||
+        __builtin_mul_overflow(W, size, &row_bytes)) {
+        PyErr_SetString(PyExc_ValueError, "add_rows: missing buffer, unknown kind or bad width");
+        goto done;
+    }
+    r = v[3].view.len / 8;
+    n = v[1].view.len / row_bytes;
+    total = v[2].view.len / 8;
+    if (v[3].view.len % 8 || v[2].view.len % 8 || v[1].view.len % row_bytes ||
+        __builtin_mul_overflow(r, row_bytes, &cells) || v[0].view.len != cells) {
+        PyErr_SetString(PyExc_ValueError, "add_rows: buffer sizes do not match (sums r x width, ext n x width, "
+                                          "deficits int64[r], extra int64)");
+        goto done;
+    }
+    {
+        const int64_t *extra = (const int64_t *)v[2].view.buf, *deficits = (const int64_t *)v[3].view.buf;
+        for (Py_ssize_t b = 0; b < r; b++) {
+            if (deficits[b] < 0 || deficits[b] > total - sum) {
+                PyErr_SetString(PyExc_ValueError, "add_rows: deficits must be non-negative and sum to len(extra)");
+                goto done;
+            }
+            sum += deficits[b];
+        }
+        if (sum != total) {
+            PyErr_SetString(PyExc_ValueError, "add_rows: deficits must be non-negative and sum to len(extra)");
+            goto done;
+        }
+        for (Py_ssize_t j = 0; j < total; j++) {
+            if (extra[j] < 0 || extra[j] >= n) {
+                PyErr_SetString(PyExc_ValueError, "add_rows: an extra item is out of range");
+                goto done;
+            }
+        }
+        void *sums = v[0].view.buf;
+        const void *ext = v[1].view.buf;
+        if (kind == KIND_F32) ADD_ROWS_LOOP(float);
+        else if (kind == KIND_F64) ADD_ROWS_LOOP(double);
+        else ADD_ROWS_LOOP(int64_t);
+    }
+    Py_INCREF(Py_None);
+    result = Py_None;
+done:
+    for (int i = 0; i < 4; i++) rel_view(&v[i]);
+    return result;
+}
+
 static PyMethodDef methods[] = {
+    {"add_rows", k_add_rows, METH_VARARGS, add_rows_doc},
     {"bootstrap", k_bootstrap, METH_VARARGS, bootstrap_doc},
+    {"poisson_level1", k_poisson_level1, METH_VARARGS, poisson_level1_doc},
+    {"poisson_level2", k_poisson_level2, METH_VARARGS, poisson_level2_doc},
     {NULL, NULL, 0, NULL},
 };
 
