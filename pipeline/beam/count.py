@@ -154,6 +154,7 @@ class BatchToStats(beam.DoFn):
         refs = self._references(batch)
         nrefs = nrefs_per_row(refs)  # a row without any reference is reported by the kernel
         need_rows = bool(spec.group_by) or cfg.sentence_dir is not None or cfg.n_boot > 0
+        self._check_ids(source, first_row, batch)
         codes = self._checked_names(source, first_row, batch)
         group_cols = {c: batch.column(c) for c in spec.group_columns}
         for c, col in group_cols.items():
@@ -355,19 +356,30 @@ class BatchToStats(beam.DoFn):
         spec = self.config.spec
         if not spec.id_column:
             return bootstrap.row_keys_from_position(source, first_row, batch.num_rows)
+        ids = batch.column(spec.id_column)  # (checked by _check_ids)
+        if pa.types.is_integer(ids.type):
+            return bootstrap.row_keys_from_ids(np.asarray(ids))
+        return bootstrap.row_keys_from_ids(ids.to_pylist())
+
+    def _check_ids(self, source, first_row, batch) -> None:
+        """With ``--id-column``, every row's id is there (not null) and, as text, valid UTF-8: the id
+        is the segment's identity wherever it is used (the bootstrap's and the randomization test's
+        weights, the pairing of the paired tests, the per-pair rows of ``--sentence-output`` and
+        the order of ``--mtme-output``'s segments), so a row without one is bad input naming the
+        file, row and column, whatever the run writes."""
+        spec = self.config.spec
+        if not spec.id_column:
+            return
         ids = batch.column(spec.id_column)
         if ids.null_count:
             bad = acc_ops.first_true(~np.asarray(ids.is_valid()))
             self.rejected.inc()
             raise PipelineInputError(f"{source}: row {first_row + bad}, column {spec.id_column!r}: the id is null "
-                                     "(--confidence/--paired-bs weight each pair by its id)")
-        if pa.types.is_integer(ids.type):
-            return bootstrap.row_keys_from_ids(np.asarray(ids))
-        bad = acc_ops.first_invalid_utf8(ids)
+                                     "(--id-column names each pair's segment: every row needs one)")
+        bad = None if pa.types.is_integer(ids.type) else acc_ops.first_invalid_utf8(ids)
         if bad is not None:
             self.rejected.inc()
             raise PipelineInputError(f"{source}: row {first_row + bad}, column {spec.id_column!r}: invalid UTF-8")
-        return bootstrap.row_keys_from_ids(ids.to_pylist())
 
     def _bootstrap(self, stats, row_keys, sets) -> np.ndarray:
         """Replicate totals for the corpus (index 0) and every group of every set, in order."""

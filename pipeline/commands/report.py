@@ -294,6 +294,13 @@ def choose_set(doc: Dict, wanted: Optional[str], system: str, path: str) -> List
             shown = "; ".join(",".join(s) for s in sets) or "none"
             raise InputError(path, f"no grouping set {','.join(cols)} in this result (it has: {shown})")
         return list(cols)
+    left = [gs for gs in doc.get("grouping_sets") or [] if isinstance(gs, dict) and not gs.get("in_document", True)]
+    if not sets and left:  # a corpus alone would read as a result without groups
+        where = list(dict.fromkeys(str(gs.get("see")) for gs in left))
+        named = "; ".join(f"{','.join(gs.get('group_by') or ())} ({gs.get('groups')} groups)" for gs in left)
+        raise InputError(path, f"the document lists none of its groups (run's --json-groups-limit left them to the "
+                               f"group table): grouping set{'s' * (len(left) > 1)} {named} "
+                               f"{'are' if len(left) > 1 else 'is'} in the group table {' and '.join(where)}")
     for s in sets:
         if system in s and len(s) > 1:
             return list(s)

@@ -87,6 +87,10 @@ def check_args(args) -> None:
         raise UsageError("give either --references-column or --reference-columns, not both")
     if args.candidate_columns and args.candidate_column != "candidate":
         raise UsageError("give either --candidate-column or --candidate-columns, not both")
+    twice = [c for i, c in enumerate(args.candidate_columns or ()) if c in args.candidate_columns[:i]]
+    if twice:  # each names a system: the same column twice would be one system counted twice
+        raise UsageError(f"--candidate-columns {','.join(args.candidate_columns)}: column {twice[0]!r} is named "
+                         "twice (each candidate column is a system)")
     if args.batch_size < 1:
         raise UsageError("--batch-size must be at least 1")
     if args.json_groups_limit < 0:

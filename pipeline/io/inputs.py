@@ -44,7 +44,8 @@ from .input_errors import ERROR_MARK, PipelineInputError
 from .listing import absolute, directories, expand
 
 __all__ = ["ERROR_MARK", "STORE_EXTRAS", "InputSpec", "PipelineInputError", "Plan", "WorkItem", "absolute",
-           "check_object_stores", "check_store_extras", "match", "plan", "read_batches", "read_footer"]
+           "check_model_store", "check_object_stores", "check_store_extras", "match", "plan", "read_batches",
+           "read_footer", "s3_credentials_problem"]
 
 
 def _is_string(t: pa.DataType) -> bool:
@@ -97,6 +98,10 @@ class InputSpec:
         for col in self.columns:
             if col not in names:
                 raise PipelineInputError(f"{path}: column {col!r} not found (columns: {', '.join(schema.names)})")
+            n = schema.names.count(col)
+            if n > 1:  # (Arrow reads neither by name)
+                raise PipelineInputError(f"{path}: column {col!r} appears {n} times in the file: beambleu cannot "
+                                         "tell which one to read; rename the others")
         for col in self.candidate_columns:
             t = schema.field(col).type
             if not _is_string(t):
@@ -196,14 +201,16 @@ def check_store_extras(paths: Sequence[str]) -> None:
                                  f"pip install 'beambleu[{extra}]'") from None
 
 
-def check_object_stores(paths: Sequence[str], opts) -> None:
+def check_object_stores(paths: Sequence[str], opts, beam_flags: bool = True) -> None:
     """The store of each bucket named by an s3:// or gs:// path answers (a one-item listing of
     the first such path) within ``--object_store_timeout`` seconds, or a
     :class:`PipelineInputError` names the path and the endpoint. The wait is announced on
     stderr, every retry of Beam's and Google's clients too. An answer that is an error counts:
     planning and the output checks report it as they do.
 
-    The listing runs in a daemon thread, abandoned (still retrying) when the time is up."""
+    The listing runs in a daemon thread, abandoned (still retrying) when the time is up.
+    ``beam_flags``: whether messages may name Beam's and beambleu's pipeline options (not for
+    ``score``, which has none)."""
     from apache_beam.io.filesystems import FileSystems
 
     from .stores import TimeoutOptions  # Beam's options: io.inputs itself loads without Apache Beam
@@ -214,22 +221,91 @@ def check_object_stores(paths: Sequence[str], opts) -> None:
         if _scheme(p) in STORE_EXTRAS:
             buckets.setdefault("/".join(p.split("/", 3)[:3]), p)  # scheme://bucket -> its first path
     for path in buckets.values():
+        problem = s3_credentials_problem(path, opts if beam_flags else None) if _scheme(path) == "s3" else None
+        if problem:  # Beam's client would retry "Unable to locate credentials" until the timeout
+            raise PipelineInputError(problem)
         answered = threading.Event()
         probe = threading.Thread(target=_answer_or_error, args=(FileSystems.match, path, answered), daemon=True,
                                  name="beambleu-object-store")
         endpoint = _endpoint(path, opts)
         every = max(1.0, min(10.0, timeout / 4))
         start = time.monotonic()
-        with _RetryNotes(f"beambleu: {path}: {endpoint}") as notes:
+        with _RetryNotes(f"beambleu: {path}: {endpoint}", propagate=beam_flags) as notes:
             probe.start()
             while not answered.wait(min(every, max(0.0, start + timeout - time.monotonic()))):
                 waited = time.monotonic() - start
                 if waited >= timeout:
                     last = f"; the last of {notes.retries} retries was after: {notes.last}" if notes.retries else ""
-                    raise PipelineInputError(f"{path}: no answer from {endpoint} within {timeout:g} s{last} "
-                                             f"(--object_store_timeout sets this limit)")
+                    given = "--s3_endpoint_url" if beam_flags else "AWS_ENDPOINT_URL_S3"
+                    hint = "" if _scheme(path) != "s3" or _s3_endpoint(opts) else \
+                        f"; for a store other than AWS S3 give {given}=URL"
+                    limit = "--object_store_timeout sets this limit" if beam_flags else ""
+                    limit = f" ({limit}{hint})" if limit else (f" ({hint[2:]})" if hint else "")
+                    raise PipelineInputError(f"{path}: no answer from {endpoint} within {timeout:g} s{last}{limit}")
                 if time.monotonic() - notes.said >= every:
                     notes.say(f"no answer yet after {waited:.0f} s; giving up after {timeout:g} s")
+
+
+def _s3_endpoint(opts) -> Optional[str]:
+    """Where Beam's S3 client sends requests: ``--s3_endpoint_url``, else boto3's variables, else None (AWS)."""
+    given = None
+    if opts is not None:
+        from apache_beam.options.pipeline_options import S3Options
+
+        given = opts.view_as(S3Options).s3_endpoint_url
+    return given or os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
+
+
+def s3_credentials_problem(path: str, opts=None) -> Optional[str]:
+    """One line naming ``path`` and what is missing when Beam's S3 client would find no credentials
+    (neither ``--s3_access_key_id``/``--s3_secret_access_key`` nor boto3's own search: the
+    environment, ``AWS_PROFILE``, ``~/.aws``, the instance's role), else None. ``opts``: the
+    pipeline options (``run``), or None (``score``: no Beam options, only the environment)."""
+    if opts is not None:
+        from apache_beam.options.pipeline_options import S3Options
+
+        s3 = opts.view_as(S3Options)
+        if s3.s3_access_key_id and s3.s3_secret_access_key:
+            return None
+    try:
+        import boto3
+
+        found = boto3.session.Session().get_credentials()
+    except Exception as exc:  # noqa: BLE001 - a broken profile or config file, said in one line
+        return f"{path}: cannot load S3 credentials: {_one_line(f'{type(exc).__name__}: {exc}')}"
+    if found is not None:
+        return None
+    flags = ", or give --s3_access_key_id and --s3_secret_access_key" if opts is not None else ""
+    where = _s3_endpoint(opts)
+    if where:
+        return (f"{path}: no S3 credentials for {where}: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY "
+                f"(or AWS_PROFILE){flags}")
+    store = "--s3_endpoint_url=URL" if opts is not None else "AWS_ENDPOINT_URL_S3=URL"
+    return (f"{path}: no S3 credentials and no endpoint (requests would go to AWS S3): set AWS_ACCESS_KEY_ID and "
+            f"AWS_SECRET_ACCESS_KEY (or AWS_PROFILE){flags}, and {store} for a store other than AWS")
+
+
+def check_model_store(path: str) -> None:
+    """For a command without Beam's pipeline options (``score``): before a model at an ``s3://`` or
+    ``gs://`` path is read through Beam's FileSystems, its extra is installed (else
+    :class:`UsageError`), FileSystems has options (Beam's defaults: the S3 client then reads
+    boto3's environment, ``AWS_ENDPOINT_URL_S3`` too) and an S3 store has credentials (else
+    :class:`PipelineInputError`, one line naming the path and what is missing) and the store
+    answers within :data:`beambleu.io.stores.OBJECT_STORE_TIMEOUT` seconds (as :func:`check_object_stores`;
+    Beam's client alone retries an endpoint that does not answer for minutes). Anything else
+    is left to the reading."""
+    scheme = _scheme(path)
+    if scheme not in STORE_EXTRAS:
+        return
+    check_store_extras([path])
+    from apache_beam.io.filesystems import FileSystems
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    opts = getattr(FileSystems, "_pipeline_options", None)
+    if opts is None:
+        opts = PipelineOptions([])
+        FileSystems.set_options(opts)
+    check_object_stores([path], opts, beam_flags=False)
 
 
 def _answer_or_error(match, path: str, answered: threading.Event) -> None:
@@ -243,9 +319,7 @@ def _answer_or_error(match, path: str, answered: threading.Event) -> None:
 def _endpoint(path: str, opts) -> str:
     """Where requests for ``path`` go, for messages."""
     if _scheme(path) == "s3":
-        from apache_beam.options.pipeline_options import S3Options
-
-        return opts.view_as(S3Options).s3_endpoint_url or "the S3 endpoint of the AWS region"
+        return _s3_endpoint(opts) or "the S3 endpoint of the AWS region"
     return os.environ.get("STORAGE_EMULATOR_HOST") or "https://storage.googleapis.com"
 
 
@@ -261,9 +335,11 @@ class _RetryNotes(logging.Handler):
 
     LOGGERS = ("apache_beam.utils.retry", "google.api_core.retry")
 
-    def __init__(self, prefix: str):
+    def __init__(self, prefix: str, propagate: bool = True):
         super().__init__(logging.DEBUG)
         self.prefix = prefix
+        self.propagate = propagate  # False: the retries reach no other handler (a command without a log filter)
+        self._propagate: Dict[str, bool] = {}
         self.retries = 0
         self.last = ""
         self.said = time.monotonic()
@@ -273,7 +349,9 @@ class _RetryNotes(logging.Handler):
         for name in self.LOGGERS:
             logger = logging.getLogger(name)
             self._levels[name] = logger.level
+            self._propagate[name] = logger.propagate
             logger.setLevel(logging.DEBUG)  # Google's client says "Retrying due to ..." at debug level
+            logger.propagate = logger.propagate and self.propagate
             logger.addHandler(self)
         return self
 
@@ -282,6 +360,7 @@ class _RetryNotes(logging.Handler):
             for name, level in self._levels.items():
                 logging.getLogger(name).removeHandler(self)
                 logging.getLogger(name).setLevel(level)
+                logging.getLogger(name).propagate = self._propagate[name]
         return False
 
     def emit(self, record: logging.LogRecord) -> None:
