@@ -204,7 +204,7 @@ def _replicate_scores(m: Metric, totals: np.ndarray) -> np.ndarray:
     if isinstance(m, (Bleu, Chrf)):
         return np.asarray(m.sacrebleu_arithmetic().trial_scores(totals), dtype=np.float64)
     if isinstance(m, Ter):
-        lengths = totals[:, len(EDIT_NAMES):]  # ref_len_1 .. ref_len_8: the reference words summed per reference count
+        lengths = totals[:, len(EDIT_NAMES):]  # ref_len_1 .. ref_len_64: the reference words summed per reference count
         single = (lengths != 0).sum(axis=1) <= 1
         k = np.argmax(lengths != 0, axis=1) + 1
         ref_length = lengths.sum(axis=1) / k  # one count present: its exact average, correctly rounded

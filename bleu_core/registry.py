@@ -26,8 +26,9 @@ from __future__ import annotations
 import functools
 import importlib
 import inspect
+import os
 import re
-from importlib import metadata
+import sys
 from typing import Dict, List, Tuple
 
 from .metrics.bleu import Bleu
@@ -105,6 +106,53 @@ def _describe(ep) -> str:
     return f"metric plugin {ep.name!r} ({ep.value}, {where})"
 
 
+def _may_declare(group: str) -> bool:
+    """False only when no distribution on ``sys.path`` can declare an entry point in ``group``:
+    no ``entry_points.txt`` of a ``*.dist-info``/``*.egg-info`` folder names it, no path entry is
+    an archive or holds an ``.egg``, and no import finder but Python's own lists distributions.
+    Then the plugins are known to be none without importing :mod:`importlib.metadata` and
+    reading every distribution's metadata (a few tens of ms of ``beambleu score``'s start-up);
+    whenever in doubt, True (and the entry points are read)."""
+    from importlib.machinery import PathFinder
+
+    if any(f is not PathFinder and hasattr(f, "find_distributions") for f in sys.meta_path):
+        return True
+    for entry in sys.path:
+        root = entry or "."
+        try:
+            children = os.scandir(root)
+        except FileNotFoundError:
+            continue
+        except OSError:  # a zip archive (or unreadable): importlib.metadata reads those
+            return os.path.exists(root)
+        with children:
+            for child in children:
+                name = child.name
+                if name.endswith(".egg"):
+                    return True
+                if not name.endswith((".dist-info", ".egg-info")):
+                    continue
+                try:
+                    with open(os.path.join(child.path, "entry_points.txt"), "rb") as f:
+                        if group.encode() in f.read():
+                            return True
+                except (FileNotFoundError, NotADirectoryError):
+                    continue
+                except OSError:
+                    return True
+    return False
+
+
+def _entry_points(group: str) -> list:
+    """The entry points of ``group`` (none, without importing importlib.metadata, when no
+    distribution may declare one: :func:`_may_declare`)."""
+    if not _may_declare(group):
+        return []
+    from importlib import metadata
+
+    return list(metadata.entry_points(group=group))
+
+
 @functools.lru_cache(maxsize=None)
 def _load() -> Tuple[Dict[str, type], Tuple[str, ...], Dict[str, str]]:
     """(id -> class, one line per plugin left out, id -> why it was left out), read once."""
@@ -116,7 +164,7 @@ def _load() -> Tuple[Dict[str, type], Tuple[str, ...], Dict[str, str]]:
         skipped.append(line)
         why.setdefault(ep.name, line)
 
-    eps = sorted(metadata.entry_points(group=ENTRY_POINT_GROUP),
+    eps = sorted(_entry_points(ENTRY_POINT_GROUP),
                  key=lambda ep: (ep.name, getattr(getattr(ep, "dist", None), "name", "")))
     for ep in eps:
         try:

@@ -14,7 +14,11 @@ paired test needs), and :func:`paired_test` compares two of them with one implem
 tests. :func:`add` is the one checked sum of statistics blocks.
 
 Floating point appears here only through each metric's own ``score``: totals are exact integers
-until then (:mod:`bleu_core.sums`).
+until then (:mod:`bleu_core.sums`). The one exception is what a metric adds in corpus order
+beside its totals to be sacrebleu's to the bit (:class:`InOrder`: TER's float sum of average
+reference lengths), which the surfaces that read the pairs in order (``beambleu score``, the compat
+API) pass to :func:`score_metric`; ``beambleu run`` sums across shards, has no order, and scores
+the exact totals.
 """
 
 from __future__ import annotations
@@ -30,8 +34,8 @@ from .resampling.sacrebleu import COUNTER, METHODS
 from .signature import SignatureFields
 from .sums import checked_add
 
-__all__ = ["ALPHA", "BOOTSTRAP", "RANDOMIZATION", "Interval", "MetricResult", "Paired", "Resampling", "add",
-           "empty_replicates", "paired_test", "replicate_block", "score_all", "score_metric", "signature"]
+__all__ = ["ALPHA", "BOOTSTRAP", "RANDOMIZATION", "InOrder", "Interval", "MetricResult", "Paired", "Resampling",
+           "add", "empty_replicates", "paired_test", "replicate_block", "score_all", "score_metric", "signature"]
 
 #: what the replicate block of an accumulator holds (Resampling.method)
 BOOTSTRAP, RANDOMIZATION = "bootstrap", "randomization"
@@ -146,12 +150,44 @@ def signature(metric: Metric, nrefs, resampling: Optional[Resampling] = None) ->
     return sig
 
 
+class InOrder:
+    """What the metrics of a :class:`MetricSet` add in corpus order beside their totals, for the
+    surfaces that read a system's pairs in order (``beambleu score``: each system, each
+    ``--detail`` subset). sacrebleu sums some statistics as floats, segment by segment (TER's
+    average reference length of a segment with k references is ``S / k``, not an integer for k = 3,
+    5, 6, 7, 9, ...); such a sum depends on the order of its additions, so it cannot ride in the
+    integer totals (which add in any order). A metric takes part by having
+    ``ordered_sum(rows, state)`` (``state`` None at the start; its statistics rows in corpus order;
+    returns the new state) and ``score(totals, ordered=state)``; the others are left alone
+    (``self[i]`` is None, as for a metric whose pairs were never added)."""
+
+    def __init__(self, metrics: MetricSet):
+        self.metrics = metrics
+        self.states: List[object] = [None] * len(metrics)
+
+    def add(self, rows: np.ndarray) -> None:
+        """Add the statistics ``rows`` (``int64[n, metrics.width]``, in corpus order) after those
+        already added."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if not len(rows):
+            return
+        for i, (metric, cols) in enumerate(zip(self.metrics, self.metrics.slices)):
+            fold = getattr(metric, "ordered_sum", None)
+            if fold is not None:
+                self.states[i] = fold(rows[:, cols], self.states[i])
+
+    def __getitem__(self, i: int):
+        return self.states[i]
+
+
 def score_metric(metric: Metric, totals: np.ndarray, nrefs=None, replicates: Optional[np.ndarray] = None,
-                 resampling: Optional[Resampling] = None) -> MetricResult:
-    """One metric's :class:`MetricResult` of its totals (and its columns of a replicate block)."""
+                 resampling: Optional[Resampling] = None, ordered=None) -> MetricResult:
+    """One metric's :class:`MetricResult` of its totals (and its columns of a replicate block);
+    ``ordered``: what the metric added in corpus order beside them (``InOrder(...)[i]``; None: the
+    totals alone)."""
     totals = np.asarray(totals, dtype=np.int64)
     sig = None if nrefs is None else signature(metric, nrefs, resampling)
-    score = metric.score(totals).sign(sig)
+    score = (metric.score(totals) if ordered is None else metric.score(totals, ordered=ordered)).sign(sig)
     result = MetricResult(metric, score, sig, totals)
     if resampling is not None and resampling.counter:
         if replicates is None or replicates.shape[0] != resampling.n:

@@ -18,13 +18,12 @@ import sys
 from importlib import import_module
 from typing import List, Optional, Tuple
 
-from .commands.stderr_filter import StderrFilter, quiet_logging
 from .errors import OutputError, Parser, UsageError
 
 # Everything that imports bleu_core (and so numpy) is imported inside the functions below: `score`
 # sets OPENBLAS_NUM_THREADS first (_one_blas_thread), which works only before numpy is imported.
 
-__all__ = ["EPILOG", "main", "make_parser"]
+__all__ = ["COMMANDS", "EPILOG", "main", "make_parser"]
 
 EPILOG = ("Exit codes: 0 done; 1 bad input (one line naming the file, line or row, and column) or an "
           "unexpected error; 2 bad usage (options, output paths, a missing extra); 130 interrupted (SIGINT); "
@@ -32,10 +31,21 @@ EPILOG = ("Exit codes: 0 done; 1 bad input (one line naming the file, line or ro
           "line: set BEAMBLEU_DEBUG=1 to see its traceback.")
 
 
-def make_parser(with_run: bool = True) -> argparse.ArgumentParser:
-    from bleu_core.version import __version__
+#: the commands, in the order of ``beambleu --help``, and their one-line help
+COMMANDS = {
+    "score": "sacrebleu's command line: score system outputs against references or a test set",
+    "run": "score Parquet shards with the Apache Beam pipeline, per group too",
+    "report": "show a result of `beambleu run` or `score` as tables (text or LaTeX), plotted, compared, gated",
+    "convert": "turn sacrebleu-style text files into Parquet shards for `beambleu run`",
+}
 
-    from .commands import convert as convert_command, report as report_command, score as score_command
+
+def make_parser(with_run: bool = True, only: Optional[str] = None) -> argparse.ArgumentParser:
+    """The ``beambleu`` parser. ``with_run``: build ``run``'s options (imports Apache Beam);
+    ``only``: build the options of that command alone, the others being their names and help
+    lines (what ``beambleu --help`` shows), so that ``beambleu score`` imports neither the
+    ``report`` nor the ``convert`` command (nor what they import)."""
+    from bleu_core.version import __version__
 
     parser = Parser(
         prog="beambleu",
@@ -45,36 +55,60 @@ def make_parser(with_run: bool = True) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", "-V", action="version", version=f"beambleu {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, help_line in COMMANDS.items():
+        if (only is not None and name != only) or (name == "run" and not with_run):
+            sub.add_parser(name, help=help_line, add_help=False)
+            continue
+        _BUILDERS[name](sub, help_line)
+    return parser
+
+
+def _build_score(sub, help_line: str) -> None:
+    from .commands import score as score_command
+
     score_parser = sub.add_parser(
-        "score", help="sacrebleu's command line: score system outputs against references or a test set",
+        "score", help=help_line,
         description="sacrebleu 2.6.0's command line, computed by beambleu: score one or several system outputs "
                     "against reference files (or a sacrebleu test set, -t/-l), with sacrebleu's flags and outputs; "
                     "--long options may be abbreviated as in sacrebleu.",
         epilog=EPILOG)
     score_parser.__class__ = score_command.ScoreParser  # sacrebleu's abbreviations (the other commands take none)
     score_command.build_parser(score_parser)
-    if with_run:
-        with quiet_logging():  # what Beam logs when it is imported is not beambleu's to show
-            import_module("apache_beam")
-        from .commands import run as run_command  # imports Apache Beam: only `run` loads it
 
-        run_command.build_parser(sub.add_parser(
-            "run", help="score Parquet shards with the Apache Beam pipeline, per group too",
-            description="Score Parquet shards of candidate/reference pairs with Apache Beam, for the corpus and "
-                        "per group, in one pass."))
-    else:
-        sub.add_parser("run", help="score Parquet shards with the Apache Beam pipeline, per group too",
-                       add_help=False)
+
+def _build_run(sub, help_line: str) -> None:
+    from .commands.stderr_filter import quiet_logging
+
+    with quiet_logging():  # what Beam logs when it is imported is not beambleu's to show
+        import_module("apache_beam")
+    from .commands import run as run_command  # imports Apache Beam: only `run` loads it
+
+    run_command.build_parser(sub.add_parser(
+        "run", help=help_line,
+        description="Score Parquet shards of candidate/reference pairs with Apache Beam, for the corpus and "
+                    "per group, in one pass."))
+
+
+def _build_report(sub, help_line: str) -> None:
+    from .commands import report as report_command
+
     report_command.build_parser(sub.add_parser(
-        "report", help="show a result of `beambleu run` or `score` as tables (text or LaTeX), plotted, compared, gated",
+        "report", help=help_line,
         description="Show a result of `beambleu run` or the JSON of `beambleu score` as tables (text or LaTeX): "
                     "systems x groups, scores with their 95% intervals and significance marks; --plot draws them, "
                     "--compare and --fail-* compare and gate.", epilog=EPILOG))
+
+
+def _build_convert(sub, help_line: str) -> None:
+    from .commands import convert as convert_command
+
     convert_command.build_parser(sub.add_parser(
-        "convert", help="turn sacrebleu-style text files into Parquet shards for `beambleu run`",
+        "convert", help=help_line,
         description="Turn a system output and its reference files into Parquet shards for `beambleu run`.",
         epilog=EPILOG))
-    return parser
+
+
+_BUILDERS = {"score": _build_score, "run": _build_run, "report": _build_report, "convert": _build_convert}
 
 
 def _one_blas_thread(argv: List[str]) -> None:
@@ -92,7 +126,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     # `run` needs Apache Beam for its options; the other commands must not import it
     is_run = "run" in argv[:1] or (len(argv) > 1 and argv[0].startswith("-") and "run" in argv)
     try:
-        parser = make_parser(with_run=is_run)
+        # `beambleu COMMAND ...` builds that command's options only (`beambleu --help`: every command's line)
+        parser = make_parser(with_run=is_run, only=argv[0] if argv[:1] and argv[0] in COMMANDS else None)
     except ImportError as exc:
         if not is_run:
             raise
@@ -106,6 +141,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     if args.command != "run":
         return _execute(args, extra, None)[0]
+    from .commands.stderr_filter import StderrFilter  # `run` only (it imports logging, threads, tempfile)
+
     filt = StderrFilter(enabled=not args.verbose)
     with filt:
         rc, unexpected = _execute(args, extra, filt)
@@ -115,17 +152,10 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 
 def _dispatch(args, extra) -> int:
-    from .commands import convert as convert_command, report as report_command, score as score_command
-
-    if args.command == "score":
-        return score_command.run(args)
-    if args.command == "convert":
-        return convert_command.run(args)
-    if args.command == "report":
-        return report_command.run(args)
-    from .commands import run as run_command  # imports Apache Beam: only `run` loads it
-
-    return run_command.run(args, extra)
+    # each command's module only: `score` loads neither `report`'s nor `convert`'s (nor Apache Beam)
+    if args.command == "run":
+        return import_module(".commands.run", __package__).run(args, extra)
+    return import_module(f".commands.{args.command}", __package__).run(args)
 
 
 def _execute(args, extra, filt) -> Tuple[int, bool]:
@@ -135,7 +165,6 @@ def _execute(args, extra, filt) -> Tuple[int, bool]:
     from bleu_core.errors import BatchInputError
     from bleu_core.tokenizers.tokenizer_spm import ModelError
 
-    from .io.ownership import UnsafeOutput
     from .io.textfiles import InputError
 
     input_errors: tuple = (InputError, BatchInputError, ModelError, OutputError)
@@ -145,7 +174,7 @@ def _execute(args, extra, filt) -> Tuple[int, bool]:
         input_errors += (PipelineInputError,)
     try:
         return _dispatch(args, extra), False
-    except (UsageError, UnsafeOutput) as exc:
+    except UsageError as exc:  # (an UnsafeOutput, an output that may not be replaced, is one too)
         _say(str(exc))
         return 2, False
     except input_errors as exc:

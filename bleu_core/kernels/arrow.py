@@ -3,51 +3,25 @@ buffers a compiled kernel reads in place out (UTF-8 data, int64 offsets, validit
 kernel's bad-row error as :class:`~bleu_core.errors.BatchInputError`.
 
 Used by BLEU's (:mod:`bleu_core.metrics.bleu.kernel`) and chrF's (:mod:`bleu_core.metrics.chrf.kernel`) batch paths
-and by the pipeline; nothing here knows a metric.
+and by the pipeline; nothing here knows a metric. Python lists of text reach the kernels without
+pyarrow (:mod:`bleu_core.kernels.buffers`, where ``require_compiled`` and ``raise_row_error`` live:
+they are named here too).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Callable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import pyarrow as pa
 
 from ..errors import BatchInputError
+from .buffers import raise_row_error, require_compiled, utf8_buffers
 
 __all__ = ["ArrayLike", "as_list_array", "as_string", "check_utf8", "invalid_utf8_mask", "list_parts", "nrefs_per_row",
            "raise_row_error", "reference_groups", "require_compiled", "stats_many", "string_buffers", "to_arrow"]
 
 ArrayLike = Union[pa.Array, pa.ChunkedArray, Sequence]
-
-
-def require_compiled(module, error: Optional[BaseException], what: str = "kernel") -> None:
-    """ImportError saying what to do when a compiled kernel (``module``, None when its import
-    failed with ``error``) is missing: a source folder needs an editable build, an installed
-    package a reinstall. ``what`` names it in the message (``kernel``, ``chrF kernel``)."""
-    if module is None:  # pragma: no cover
-        here = Path(__file__).resolve().parent.parent  # the package folder, bleu_core/
-        if (here.parent / "setup.py").is_file():  # a source checkout, not an installed package
-            raise ImportError(
-                f"bleu_core was imported from the source folder {here}, which has no compiled {what}: run "
-                f"Python from another directory, or build the kernels there with `pip install -e .` in {here.parent}")
-        raise ImportError(
-            f"bleu_core's compiled {what} is not available ({error}); reinstall beambleu "
-            "so that its C extensions are built"
-        )
-
-
-def raise_row_error(exc: ValueError) -> None:
-    """A kernel's bad-row ValueError ``(row, ref_index, reason)`` as :class:`BatchInputError`
-    (ref_index < 0: the candidate, or a row without references); any other error unchanged."""
-    if len(exc.args) == 3 and isinstance(exc.args[0], int):
-        row, ref_index, reason = exc.args
-        if ref_index < 0:
-            column = "references" if reason.startswith("no reference") else "candidate"
-            raise BatchInputError(row, column, reason) from None
-        raise BatchInputError(row, "references", reason, ref_index) from None
-    raise exc
 
 
 def _combine(arr) -> pa.Array:
@@ -133,6 +107,47 @@ def list_parts(refs: pa.Array) -> Tuple[pa.Array, np.ndarray]:
     return child, offsets
 
 
+def _large_strings(texts: list) -> pa.Array:
+    """``pa.array(texts, pa.large_string())``, built from its buffers when every value is a str or
+    None: ``pa.array`` of a Python list imports pandas where it is installed (to tell a pandas
+    object), which is most of the start-up of a small ``beambleu score``."""
+    parts = utf8_buffers(texts)
+    if parts is None:
+        return pa.array(texts, type=pa.large_string())
+    data, offsets, valid = parts
+    nulls = len(texts) - sum(valid) if valid is not None else 0
+    return pa.Array.from_buffers(pa.large_string(), len(texts),
+                                 [_validity_bitmap(valid) if nulls else None, pa.py_buffer(offsets),
+                                  pa.py_buffer(data)], null_count=nulls)
+
+
+def _validity_bitmap(valid: bytearray):
+    """An Arrow validity bitmap (LSB first) of one byte per value."""
+    return pa.py_buffer(np.packbits(np.frombuffer(bytes(valid), dtype=np.uint8), bitorder="little").tobytes())
+
+
+def _large_string_lists(refs: list) -> Optional[pa.Array]:
+    """``pa.array(refs, pa.large_list(pa.large_string()))`` from its buffers, for a list of lists
+    or tuples of str or None; None when another value is met (``pa.array`` then decides)."""
+    flat = []
+    lengths = np.zeros(len(refs) + 1, dtype=np.int64)
+    for i, r in enumerate(refs):
+        if type(r) not in (list, tuple):
+            return None
+        flat.extend(r)
+        lengths[i + 1] = len(r)
+    values = utf8_buffers(flat)
+    if values is None:
+        return None
+    data, offsets, valid = values
+    nulls = len(flat) - sum(valid) if valid is not None else 0
+    child = pa.Array.from_buffers(pa.large_string(), len(flat),
+                                  [_validity_bitmap(valid) if nulls else None, pa.py_buffer(offsets),
+                                   pa.py_buffer(data)], null_count=nulls)
+    return pa.LargeListArray.from_buffers(pa.large_list(pa.large_string()), len(refs),
+                                          [None, pa.py_buffer(np.cumsum(lengths))], children=[child])
+
+
 def to_arrow(candidates: ArrayLike, references) -> Tuple[pa.Array, pa.Array]:
     """Normalise Python sequences or Arrow arrays to (string array, list<string> array); a
     list_view references array becomes a list array (:func:`as_list_array`)."""
@@ -140,7 +155,7 @@ def to_arrow(candidates: ArrayLike, references) -> Tuple[pa.Array, pa.Array]:
     if cand is None:
         if isinstance(candidates, str):
             raise TypeError("candidates must be a sequence of strings, not a single string")
-        cand = pa.array(list(candidates), type=pa.large_string())
+        cand = _large_strings(list(candidates))
     if isinstance(references, (pa.Array, pa.ChunkedArray)):
         refs = as_list_array(_combine(references))
     else:
@@ -150,7 +165,8 @@ def to_arrow(candidates: ArrayLike, references) -> Tuple[pa.Array, pa.Array]:
                 raise TypeError(
                     f"references[{i}] must be a sequence of reference strings (one list per candidate)"
                 )
-        refs = pa.array(refs, type=pa.large_list(pa.large_string()))
+        fast = _large_string_lists(refs)
+        refs = pa.array(refs, type=pa.large_list(pa.large_string())) if fast is None else fast
     if len(cand) != len(refs):
         raise ValueError(f"{len(cand)} candidates but {len(refs)} reference lists")
     return cand, refs

@@ -29,12 +29,13 @@ import os
 import re
 import tempfile
 import time
-from typing import Dict, List, NamedTuple, Optional, Sequence
-
-import numpy as np
-import pyarrow as pa
+from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Sequence
 
 from .base import Tokenizer
+
+if TYPE_CHECKING:  # numpy and pyarrow are imported when a model is used: `beambleu score -tok 13a` needs neither
+    import numpy as np
+    import pyarrow as pa
 
 __all__ = ["DOWNLOAD_TIMEOUT", "READ_TIMEOUT", "SPM_MODELS", "Encoded", "ModelError", "TokenizerSPM",
            "default_model_path", "download", "is_url", "local_path", "read_model", "require_sentencepiece",
@@ -211,6 +212,8 @@ class TokenizerSPM(Tokenizer):
     def __init__(self, name: str, model: Optional[str] = None):
         if name not in SPM_MODELS:
             raise ValueError(f"{name!r} is not a SentencePiece tokenizer ({', '.join(SPM_MODELS)})")
+        import numpy as np
+
         sentencepiece = require_sentencepiece(name)
         self.name = name
         self.model_path = resolve_model(name, model)
@@ -246,6 +249,7 @@ class TokenizerSPM(Tokenizer):
         unknown piece (whose text is the unknown surface, not the ``<unk>`` piece) or a piece that
         ``str.split()`` would cut or drop: those pieces are split as text and their tokens numbered
         by the piece they equal, or past the vocabulary when they equal none."""
+        import numpy as np
         import pyarrow.compute as pc  # a 35 ms import that only SentencePiece's batches need
 
         beyond: Dict[str, int] = {}  # tokens that are no piece -> ids past the vocabulary, this call only
@@ -285,6 +289,8 @@ class TokenizerSPM(Tokenizer):
         the lines with a piece that is not a token as it is, e.g. an unknown piece, whose text is
         its surface: the tokens of that piece's text, each the id of the piece it equals or the
         text itself when it equals none)."""
+        import numpy as np
+
         from . import _spm_ids  # built with the batch path's kernel (bleu_core.metrics.bleu.kernel checks that one)
 
         lines = distinct.to_pylist()
@@ -321,6 +327,8 @@ class TokenizerSPM(Tokenizer):
     def _replace_rows(self, values: np.ndarray, offsets: np.ndarray, odd_rows, beyond: Dict[str, int]):
         """``values`` and ``offsets`` with the odd pieces of some rows replaced by their tokens' ids;
         a token that is no piece gets the next id past the vocabulary (in ``beyond``)."""
+        import numpy as np
+
         base = len(self._plain)
         parts, lengths, kept = [], np.diff(offsets), int(offsets[0])
         for row in sorted(odd_rows):

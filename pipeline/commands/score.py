@@ -39,7 +39,8 @@ from ..errors import Parser, UsageError, int_at_least
 from ..io.textfiles import Source, add_max_line_bytes, check_encoding, iter_chunks
 from . import testsets
 from .metric_options import add_metric_arguments, builtins_only, metrics_from_args
-from .significance import add_significance_arguments, resampling, resolve_seed, row_keys_for_lines
+from .significance import (add_significance_arguments, check_draw_work, resampling, resolve_seed,
+                           row_keys_for_lines)
 from .testsets import detail_color
 
 __all__ = ["FORMATS", "SACREBLEU_LONG_OPTIONS", "SPOOL_BYTES", "ScoreParser", "add_report_arguments", "build_parser",
@@ -177,8 +178,6 @@ def _check_args(args) -> None:
                          "(-l)")
     if args.input is not None and not args.input:
         raise UsageError("-i/--input needs at least one file")
-    if (args.input or ["-"]).count("-") + args.refs.count("-") > 1:
-        raise UsageError("standard input (-) can be read once only")
 
 
 def _system_sources(args):
@@ -195,17 +194,19 @@ def _system_sources(args):
                 continue
             raise UsageError(f"{path!r} is given twice in -i")
         names.append(path)
-    return [Source((p,), 1, args.encoding) for p in names], names
+    # a file named `-` is the file ./-, as sacrebleu opens it (standard input is read only without -i)
+    return [Source((p,), 1, args.encoding, dash_is_stdin=False) for p in names], names
 
 
 def _reference_sources(args):
     if args.test_set:
         per_set = testsets.reference_files(args)
         n = max(len(files) for files in per_set)
-        return [Source(tuple(files[r] for files in per_set if r < len(files)), 1, args.encoding) for r in range(n)]
+        return [Source(tuple(files[r] for files in per_set if r < len(files)), 1, args.encoding, dash_is_stdin=False)
+                for r in range(n)]
     if args.num_refs > 1:
-        return [Source((args.refs[0],), args.num_refs, args.encoding)]
-    return [Source((r,), 1, args.encoding) for r in args.refs]
+        return [Source((args.refs[0],), args.num_refs, args.encoding, dash_is_stdin=False)]
+    return [Source((r,), 1, args.encoding, dash_is_stdin=False) for r in args.refs]
 
 
 # ----------------------------------------------------------------------------- adding up
@@ -216,8 +217,11 @@ class _System:
     replicates or the randomization test's swapped totals), the --detail subsets' totals, sentence
     lines, and the number of lines ending in a tokenized period. Every sum is checked."""
 
-    def __init__(self, width: int, n_subsets: int):
+    def __init__(self, metrics, n_subsets: int):
+        width = metrics.width
         self.total = np.zeros(width, dtype=np.int64)
+        self.ordered = scoring.InOrder(metrics)  # sacrebleu's float sums in line order (TER's reference lengths)
+        self.subset_ordered = [scoring.InOrder(metrics) for _ in range(n_subsets)]
         self.replicates = None
         self.rows: List[np.ndarray] = []  # sacrebleu's draws: every segment's statistics, in order
         self.subsets = np.zeros((n_subsets, width), dtype=np.int64)
@@ -234,6 +238,7 @@ class _System:
             scoring.add(self.subsets[i], column_sums(rows[sel]), "the statistics of a subset",
                         run.metrics.stat_name)
             self.n_subset[i] += int(sel.sum())
+            self.subset_ordered[i].add(rows[sel])
         if keep is not None:
             rows = rows[keep]
             hyps = [h for h, k in zip(hyps, keep) if k]
@@ -248,6 +253,7 @@ class _System:
             self.lines.writelines(one.score(row).format(run.args.width, run.args.score_only, sig) + "\n"
                                   for row in rows)
             return
+        self.ordered.add(rows)
         if run.sacrebleu_draws:
             self.rows.append(rows)
         elif run.resampling is not None:
@@ -296,7 +302,8 @@ class _Run:
         order = range(len(self.metrics)) if order is None else order
         return [scoring.score_metric(self.metrics[i], system.total[self.metrics.slices[i]], self.nrefs,
                                      None if system.replicates is None else
-                                     system.replicates[:, self.metrics.slices[i]], self.resampling)
+                                     system.replicates[:, self.metrics.slices[i]], self.resampling,
+                                     ordered=system.ordered[i])
                 for i in order]
 
 
@@ -311,6 +318,9 @@ def run(args) -> int:
     resolve_seed(args)
     if args.sentence_level:
         args.effective_order = True
+    if getattr(args, "spm_model", None):
+        from ..io.inputs import check_model_store  # here: keeps pyarrow and Beam off score's start-up
+        check_model_store(args.spm_model)
     metrics = metrics_from_args(args)
     if not args.quiet:
         trg = testsets.trg_lang(args)
@@ -327,7 +337,7 @@ def run(args) -> int:
     first = 0
     for hyps, refs in iter_chunks(hyp_sources, ref_sources, args.max_line_bytes):
         if not systems:
-            systems = [_System(metrics.width, len(subsets)) for _ in hyps]
+            systems = [_System(metrics, len(subsets)) for _ in hyps]
             if names is None:
                 _check_systems(args, len(systems))
             state.nrefs = len(refs[0])
@@ -339,6 +349,7 @@ def run(args) -> int:
         names = [f"System {i + 1}" for i in range(len(systems))]
     if systems[0].n == 0:
         raise testsets.empty_subset_error(args)
+    check_draw_work(state.resampling, systems[0].n, len(systems))
     warn_tokenized(max(s.tokenized for s in systems), args)
     if args.sentence_level:
         lines = systems[0].lines
@@ -475,10 +486,10 @@ def _cli_order(run: "_Run") -> List[int]:
 def _print_detail(run: _Run, system: _System) -> None:
     """``--detail``: the scores of the test set's subsets (origlang and domain), as sacrebleu."""
     rows = []
-    for (label, _), totals, n in zip(run.subsets, system.subsets, system.n_subset):
+    for (label, _), totals, n, ordered in zip(run.subsets, system.subsets, system.n_subset, system.subset_ordered):
         if n:
             for i in _cli_order(run):  # sacrebleu scores the subsets in -m order
-                score = scoring.score_metric(run.metrics[i], totals[run.metrics.slices[i]]).score
+                score = scoring.score_metric(run.metrics[i], totals[run.metrics.slices[i]], ordered=ordered[i]).score
                 rows.append((label, n, score.name, score.score))
     for line in testsets.format_detail(rows, run.args.width, _colors(run.args).on):
         print(line)

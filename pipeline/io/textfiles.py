@@ -88,12 +88,15 @@ class Source:
     ``rstrip()`` then ``split("\\t", N - 1)``, a line with fewer fields is an error); ``fields``
     = 0 takes as many fields as the first line has (systems on standard input, one per
     tab-separated column, each field ``rstrip()``-ed as sacrebleu does but for the first line's);
-    ``universal_newlines`` ends lines at ``\\r`` too, as sacrebleu reads standard input."""
+    ``universal_newlines`` ends lines at ``\\r`` too, as sacrebleu reads standard input; a path
+    ``-`` is standard input unless ``dash_is_stdin`` is false (then it is the file ``./-``, as
+    sacrebleu opens a reference or ``-i`` file named ``-``)."""
 
     paths: Tuple[str, ...]
     fields: int = 1
     encoding: str = "utf-8"
     universal_newlines: bool = False
+    dash_is_stdin: bool = True
 
     @classmethod
     def of(cls, source) -> "Source":
@@ -135,7 +138,7 @@ class _Segments:
         self._fh = self._open()
 
     def _open(self):
-        if self.path == "-":
+        if self.path == "-" and self.source.dash_is_stdin:
             return sys.stdin.buffer
         try:
             return gzip.open(self.path, "rb") if self.path.endswith(".gz") else open(self.path, "rb")

@@ -72,11 +72,18 @@ class Signature(SignatureFields):
     the version come from bleu_core's own signatures (``version:beambleu-<version>``; BLEU adds
     ``order:N`` when ``max_ngram_order`` is not 4, which sacrebleu's signature omits)."""
 
+    #: sacrebleu's abbreviations of its global fields (test set, language pair, subset, origlang),
+    #: and BLEU's and chrF's for a signature made without ``abbr``
     ABBR = {**SignatureFields.ABBR, "test": "t", "lang": "l", "subset": "S", "origlang": "o", "case": "c", "eff": "e",
             "smooth": "s", "space": "s"}
 
-    def __init__(self, info: Dict):
+    def __init__(self, info: Dict, abbr: Optional[Dict[str, str]] = None):
+        """``abbr``: the metric's own abbreviations (its signature class's ``ABBR``), which take
+        precedence over the global ones, as sacrebleu's metric signatures update theirs (TER's
+        ``tok`` is ``t``, BLEU's stays ``tok``)."""
         self.info = dict(info)
+        if abbr is not None:
+            self.ABBR = {**type(self).ABBR, **abbr}
 
     def __repr__(self) -> str:
         return self.format()
@@ -278,13 +285,14 @@ class _Metric(ABC):
         """The signature of the last evaluation (the reference count is known only then)."""
         if not hasattr(self, "num_refs"):
             raise ValueError("Number of references unknown, please evaluate the metric first.")
-        core = self._metric.signature(1).info
+        core_signature = self._metric.signature(1)
+        core = core_signature.info
         info = {"nrefs": "var" if self.num_refs == -1 else self.num_refs, "bs": self.n_bootstrap, "ar": None,
                 "seed": self.seed, "test": getattr(self, "test_set", None), "lang": getattr(self, "langpair", None),
                 "origlang": getattr(self, "origlang", None), "subset": getattr(self, "subset", None)}
         info.update((k, v) for k, v in core.items() if k not in ("nrefs", "bs", "seed", "version"))
         info["version"] = core["version"]
-        return Signature(info)
+        return Signature(info, core_signature.ABBR)
 
 
 

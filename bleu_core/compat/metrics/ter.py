@@ -27,7 +27,8 @@ class TER(_Metric, metric=Ter):
     """sacrebleu's ``TER``: same arguments, defaults, attributes and results; ``references``
     (streams) are kept for calls that pass ``references=None``. Scores of per-segment statistics
     add the segments' average reference lengths as floats in segment order, as sacrebleu does,
-    so they are sacrebleu's for any number of references."""
+    so they are sacrebleu's for any number of references up to TER's bound of 64 per segment
+    (:data:`bleu_core.metrics.ter.MAX_REFS`; more is refused with one line)."""
 
     def __init__(self, normalized: bool = False, no_punct: bool = False, asian_support: bool = False,
                  case_sensitive: bool = False, references: Optional[Sequence[Sequence[Optional[str]]]] = None):

@@ -8,14 +8,21 @@ shares with the other metrics is in :mod:`bleu_core.kernels.arrow`.
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 import numpy as np
-import pyarrow as pa
 
-from ...kernels.arrow import (ArrayLike, as_string, check_utf8, list_parts, raise_row_error, require_compiled,
-                              stats_many, string_buffers, to_arrow)
+from ...kernels.buffers import as_lists, list_buffers, raise_row_error, require_compiled, stats_many_lists
 from ...tokenizers import get_tokenizer
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from ...kernels.arrow import ArrayLike
+
+# Python lists of text with a tokenizer the kernel implements go to the kernel as buffers made
+# without pyarrow (bleu_core.kernels.buffers); Arrow arrays and the other tokenizers import
+# bleu_core.kernels.arrow (pyarrow) when they are first given
 
 __all__ = ["batch_stats", "batch_stats_many"]
 
@@ -51,9 +58,21 @@ def batch_stats(
     """
     _require_kernel()
     tok = get_tokenizer(tokenize, spm_model)
+    lowercase = bool(lowercase)
+    if tok.kernel_id is not None and not hasattr(tok, "encode_ids"):
+        bufs = list_buffers(candidates, references)
+        if bufs is not None:
+            out = np.zeros((bufs.n, 2 + 2 * max_ngram_order) if per_row else 2 + 2 * max_ngram_order, dtype=np.int64)
+            try:
+                _bleu.stats(*bufs.candidates, *bufs.references, bufs.list_offsets, tok.kernel_id, int(lowercase),
+                            max_ngram_order, tok.flags(), out, int(per_row))
+            except ValueError as exc:
+                raise_row_error(exc)
+            return out
+    from ...kernels.arrow import as_string, check_utf8, list_parts, string_buffers, to_arrow
+
     cand, refs = to_arrow(candidates, references)
     child, list_offsets = list_parts(refs)
-    lowercase = bool(lowercase)
     if hasattr(tok, "encode_ids"):  # SentencePiece: the kernel counts piece ids
         return _stats_from_ids(tok, cand, child, list_offsets, lowercase, max_ngram_order, per_row)
     if tok.kernel_id is None:
@@ -89,6 +108,17 @@ def batch_stats_many(systems, references, *, tokenize: str = "13a", lowercase: b
                spm_model=spm_model)
     if not systems:
         return []
+    if len(systems) == 1:
+        return [batch_stats(systems[0], references, **one)]
+    if tok.kernel_id is not None and not hasattr(tok, "encode_ids"):
+        systems, references = as_lists(systems, references)
+        outs = stats_many_lists(_bleu.stats_many, (tok.kernel_id, int(bool(lowercase)), max_ngram_order, tok.flags()),
+                                systems, references, 2 + 2 * max_ngram_order, per_row,
+                                lambda c, r: batch_stats(c, r, **one))
+        if outs is not None:
+            return outs
+    from ...kernels.arrow import stats_many, to_arrow
+
     cand, refs = to_arrow(systems[0], references)
     if hasattr(tok, "encode_ids") or tok.kernel_id is None or len(systems) == 1:
         return [batch_stats(c, refs, **one) for c in [cand, *systems[1:]]]
@@ -98,6 +128,8 @@ def batch_stats_many(systems, references, *, tokenize: str = "13a", lowercase: b
 
 def _stats_from_ids(tok, cand, child, list_offsets, lowercase, order, per_row) -> np.ndarray:
     """Statistics of token ids (see ``TokenizerSPM.encode_ids``), counted by ``_bleu.stats_ids``."""
+    from ...kernels.arrow import as_string, check_utf8
+
     cand, child = as_string(cand, "candidates"), as_string(child, "references")
     check_utf8(cand, child, list_offsets)
     hyp, ref = tok.encode_ids([cand, child], lowercase)
@@ -112,6 +144,8 @@ def _stats_from_ids(tok, cand, child, list_offsets, lowercase, order, per_row) -
 
 def _pretokenize(tok, arr: pa.Array, lowercase: bool) -> pa.Array:
     """Tokenizers the kernel does not implement (MeCab): Python per segment, then kernel 'none'."""
+    import pyarrow as pa
+
     out = []
     for s in arr.to_pylist():
         if s is None:

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, replace
-from typing import Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
-import pyarrow as pa
 
 from ...kernels import use_reference
 from ...protocol import Metric, Option, Stat, nrefs_label, reference_batch_stats
@@ -19,7 +18,11 @@ from .resampling import BleuArithmetic
 from .score import (SMOOTH_DEFAULTS, BleuScore, BleuSignature, bleu_of_checked, check_order, check_smoothing,
                     check_stats, check_weights, stat_names)
 
+if TYPE_CHECKING:  # pyarrow is imported by the functions that need it
+    import pyarrow as pa
+
 __all__ = ["Bleu", "corpus_bleu", "sentence_bleu"]
+
 
 @dataclass(frozen=True)
 class Bleu(Metric):
@@ -171,6 +174,8 @@ class Bleu(Metric):
         return BleuArithmetic(self)
 
     def table_columns(self) -> List[Tuple[str, pa.DataType, object]]:
+        import pyarrow as pa  # the group table's types: `beambleu run` only
+
         order = self.max_ngram_order  # statistics: [sys_len, ref_len, counts_1..N, totals_1..N]
         cols = [("score", pa.float64(), "score"), ("bp", pa.float64(), "bp"), ("ratio", pa.float64(), "ratio"),
                 ("sys_len", pa.int64(), Stat(0)), ("ref_len", pa.int64(), Stat(1)),

@@ -8,12 +8,17 @@ batch (see the comment at the top of ``_chrf.c``); Python touches only the array
 from __future__ import annotations
 
 import operator
-from typing import List
+from typing import TYPE_CHECKING, List
 
 import numpy as np
 
-from ...kernels.arrow import (ArrayLike, list_parts, raise_row_error, require_compiled, stats_many, string_buffers,
-                              to_arrow)
+from ...kernels.buffers import as_lists, list_buffers, raise_row_error, require_compiled, stats_many_lists
+
+if TYPE_CHECKING:
+    from ...kernels.arrow import ArrayLike
+
+# Python lists of text go to the kernel as buffers made without pyarrow (bleu_core.kernels.buffers);
+# Arrow arrays import bleu_core.kernels.arrow (pyarrow) when they are first given
 
 __all__ = ["chrf_batch_stats", "chrf_batch_stats_many"]
 
@@ -76,12 +81,19 @@ def chrf_batch_stats(
     int64.
     """
     char_order, word_order, factor, one_plus = _orders(char_order, word_order, beta)
-    cand, refs = to_arrow(candidates, references)
-    child, list_offsets = list_parts(refs)
-    hd, ho, hv = string_buffers(cand, "candidates")
-    rd, ro, rv = string_buffers(child, "references")
     width = 3 * (char_order + word_order)
-    out = np.zeros((len(cand), width) if per_row else width, dtype=np.int64)
+    bufs = list_buffers(candidates, references)
+    if bufs is not None:
+        (hd, ho, hv), (rd, ro, rv), list_offsets, n = bufs.candidates, bufs.references, bufs.list_offsets, bufs.n
+    else:
+        from ...kernels.arrow import list_parts, string_buffers, to_arrow
+
+        cand, refs = to_arrow(candidates, references)
+        child, list_offsets = list_parts(refs)
+        hd, ho, hv = string_buffers(cand, "candidates")
+        rd, ro, rv = string_buffers(child, "references")
+        n = len(cand)
+    out = np.zeros((n, width) if per_row else width, dtype=np.int64)
     try:
         _chrf.stats(hd, ho, hv, rd, ro, rv, list_offsets, char_order, word_order, factor, one_plus,
                     bool(eps_smoothing), bool(lowercase), bool(whitespace), out, bool(per_row))
@@ -103,8 +115,14 @@ def chrf_batch_stats_many(systems, references, *, char_order: int = 6, word_orde
     if len(systems) < 2:
         return [chrf_batch_stats(c, references, **opts) for c in systems]
     char_order, word_order, factor, one_plus = _orders(char_order, word_order, beta)
+    options = (char_order, word_order, factor, one_plus, bool(eps_smoothing), bool(lowercase), bool(whitespace))
+    systems, references = as_lists(systems, references)
+    outs = stats_many_lists(_chrf.stats_many, options, systems, references, 3 * (char_order + word_order), per_row,
+                            lambda c, r: chrf_batch_stats(c, r, **opts))
+    if outs is not None:
+        return outs
+    from ...kernels.arrow import stats_many, to_arrow
+
     cand, refs = to_arrow(systems[0], references)
-    return stats_many(_chrf.stats_many, (char_order, word_order, factor, one_plus, bool(eps_smoothing), bool(lowercase),
-                                          bool(whitespace)),
-                      cand, refs, systems, 3 * (char_order + word_order), per_row,
+    return stats_many(_chrf.stats_many, options, cand, refs, systems, 3 * (char_order + word_order), per_row,
                       lambda c, r: chrf_batch_stats(c, r, **opts))

@@ -27,10 +27,9 @@ import operator
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import List
+from typing import TYPE_CHECKING, List
 
 import numpy as np
-import pyarrow as pa
 
 from ...kernels import use_reference
 from ...protocol import Metric, Option, Stat, checked_pairs, reference_batch_stats
@@ -40,7 +39,11 @@ from .reference import char_ngrams, order_stats, split_words, word_ngrams
 from .resampling import ChrfArithmetic
 from .score import ChrfScore, ChrfSignature, chrf_name, f_score
 
+if TYPE_CHECKING:  # pyarrow is imported by the functions that need it
+    import pyarrow as pa
+
 __all__ = ["MAX_ORDER", "Chrf", "corpus_chrf", "sentence_chrf"]
+
 
 # ----------------------------------------------------------------------------- the metric
 
@@ -236,6 +239,8 @@ class Chrf(Metric):
         """``score``, ``signature``, then the statistics under their :meth:`stat_names`
         (``char1_hyp``, ``char1_ref``, ``char1_match``, ..., ``word1_hyp``, ...), as in the
         per-pair output, taken from the totals (getters are picklable)."""
+        import pyarrow as pa  # the group table's types: `beambleu run` only
+
         columns = [("score", pa.float64(), operator.itemgetter("score")),
                    ("signature", pa.string(), operator.methodcaller("get", "signature"))]
         return columns + [(name, pa.int64(), Stat(i)) for i, name in enumerate(self.stat_names())]

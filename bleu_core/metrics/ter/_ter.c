@@ -3,8 +3,8 @@
  *
  * One call turns a batch of candidates and their references (Arrow-style buffers: UTF-8 data,
  * int64 offsets, validity bytes) into beambleu's TER statistics, one row per pair or their sum:
- * [edits, insertions, deletions, substitutions, shifts, ref_len_1 .. ref_len_8] (see
- * bleu_core/ter.py for the layout and the definition).
+ * [edits, insertions, deletions, substitutions, shifts, ref_len_1 .. ref_len_64] (see
+ * bleu_core/metrics/ter/metric.py for the layout and the definition).
  *
  * Every step mirrors sacrebleu 2.6.0 (metrics/ter.py, metrics/lib_ter.py, tokenizers/
  * tokenizer_ter.py):
@@ -57,9 +57,11 @@
 #define MAX_SHIFT_SIZE 10
 #define MAX_SHIFT_DIST 50
 #define MAX_SHIFT_CANDIDATES 1000
-#define MAX_REFS 8
+#define MAX_REFS 64 /* = bleu_core.metrics.ter.reference.MAX_REFS */
 #define N_EDITS 5
 #define WIDTH (N_EDITS + MAX_REFS)
+#define STR_(x) #x
+#define STR(x) STR_(x)
 /* the cost of a cell outside the band; real costs are at most n + m < INF */
 #define INF 0x3FFFFFFF
 /* words per segment: keeps every cost, and INF + 1, in int32 */
@@ -517,7 +519,8 @@ static int run(K *k, const Batch *b) {
                 return ST_BAD;
             }
             if (++nrefs > MAX_REFS) {
-                k->bad_what = "more than 8 references (TER's statistics hold at most 8 per pair)";
+                k->bad_what = "more than " STR(MAX_REFS) " references (TER's statistics hold at most "
+                              STR(MAX_REFS) " per pair)";
                 return ST_BAD;
             }
             if ((st = words(k, &k->r, b->rdata + ra, (Py_ssize_t)(rb - ra))) != ST_OK) return st;
@@ -548,7 +551,7 @@ PyDoc_STRVAR(stats_doc,
 "stats(hyp_data, hyp_offsets, hyp_valid, ref_data, ref_offsets, ref_valid, list_offsets,\n"
 "      lowercase, no_punct, asian_punct, out, per_row)\n"
 "\n"
-"Fill `out` (int64, n*13 when per_row, else 13, added to) with beambleu's TER statistics of\n"
+"Fill `out` (int64, n*69 when per_row, else 69, added to) with beambleu's TER statistics of\n"
 "words that are str.split() tokens after lowercasing (lowercase) and removing punctuation\n"
 "(no_punct; asian_punct: CJK and full-width punctuation too). Offsets are int64 (n+1 / m+1 /\n"
 "n+1 values), valid buffers one byte per value (or None: all valid). Raises\n"

@@ -55,9 +55,10 @@ def ter_batch_stats(candidates: ArrayLike, references, *, case_sensitive: bool =
 
     ``candidates``: Arrow string array (or a sequence of str); ``references``: Arrow
     list<string> array (or a sequence of sequences), where a null entry is a missing reference
-    and ``""`` a real empty one. Returns ``int64[n, 13]`` when ``per_row``, else its column sums
+    and ``""`` a real empty one. Returns ``int64[n, 69]`` when ``per_row``, else its column sums
     (the layout of :mod:`bleu_core.metrics.ter`). Raises :class:`BatchInputError` naming the row for a
-    null candidate, a row without any reference or with more than 8, or text that is not valid
+    null candidate, a row without any reference or with more than 64
+    (:data:`~bleu_core.metrics.ter.reference.MAX_REFS`), or text that is not valid
     UTF-8, and OverflowError if a column sum exceeds int64.
     """
     require_compiled(_ter, globals().get("_TER_ERROR"), "TER kernel")

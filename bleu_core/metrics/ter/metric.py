@@ -32,22 +32,27 @@ reference costing one deletion per candidate word) and the reference length is t
 of words of the references. The corpus score is ``100 * sum(edits) / sum(average lengths)``: 100
 when all references are empty but some candidate is not, 0 when all are empty.
 
-**The statistics** of a pair are 13 integers: ``edits`` and its parts ``insertions``,
+**The statistics** of a pair are 69 integers: ``edits`` and its parts ``insertions``,
 ``deletions``, ``substitutions``, ``shifts`` (of the chosen reference, read from its final
-alignment; they add up to ``edits``), then ``ref_len_1`` .. ``ref_len_8``: the total length of
+alignment; they add up to ``edits``), then ``ref_len_1`` .. ``ref_len_64``: the total length of
 the pair's references in the column of its reference count k (the others 0), so that a sum of rows
 holds, for each k, the total reference length ``S_k`` of the pairs with k references, and the sum
-of average lengths is exactly ``sum(S_k / k)``. Pairs with more than :data:`MAX_REFS` references
-are refused.
+of average lengths is exactly ``sum(S_k / k)``. sacrebleu takes any number of references; a vector
+that adds can hold this exact sum only for a bounded count, so pairs with more than
+:data:`MAX_REFS` (64) references are refused, by every path (the kernel, the reference path, the
+compat API, ``beambleu score`` and ``run``), with one line.
 
-**Exactness.** :meth:`Ter.score` takes the correctly rounded float of that exact sum. sacrebleu
-adds the per-pair averages as floats in corpus order; with 1, 2, 4 or 8 references every average
-is a multiple of 1/8 and the float sum is exact (below 2**50), so the score is sacrebleu's, bit
-for bit, however the pairs were sharded. With other counts (3, 5, 6, 7) sacrebleu's sum depends
-on its addition order and can differ from the exact one in the last bits: :meth:`Ter.corpus_score`
-(which reads the pairs in order) also adds sacrebleu's float averages in order beside the integers
-and scores with that float, bit-identical to sacrebleu; :meth:`Ter.score` of summed totals gives
-the correctly rounded exact value.
+**Exactness.** sacrebleu adds the per-pair averages as floats in corpus order. With a power of two
+of references (1, 2, 4, ..., 64) every average is a multiple of 1/64 and that float sum is exact
+(below 2**47), so the exact sum is sacrebleu's, bit for bit, however the pairs were sharded. With
+other counts (3, 5, 6, 7, 9, ...) sacrebleu's sum depends on its addition order and can differ
+from the exact one in the last bits, enough to print another last digit when the score is near a
+half (``56.25`` exactly, sacrebleu's ``56.25000000000001``). What reads the pairs in order adds
+sacrebleu's float averages in order beside the integers (:meth:`Ter.ordered_sum`, which
+:class:`bleu_core.scoring.InOrder` calls for ``beambleu score``; :meth:`Ter.corpus_score`; the
+compat API) and scores with that float (``score(totals, ordered=...)``), bit-identical to
+sacrebleu; :meth:`Ter.score` of summed totals alone (``beambleu run``, any sharding) gives the
+correctly rounded exact value. The score object says which (``ref_length_sum``).
 """
 
 from __future__ import annotations
@@ -135,7 +140,8 @@ class Ter(Metric):
         if not refs:
             raise ValueError("references: no reference (all references are missing)")
         if len(refs) > MAX_REFS:
-            raise ValueError(f"references: {len(refs)} references; TER's statistics hold at most {MAX_REFS}")
+            raise ValueError(f"references: more than {MAX_REFS} references (TER's statistics hold at most "
+                             f"{MAX_REFS} per pair)")
         words, best, ref_len = self.words(hyp), None, 0
         for ref in refs:
             ref_words = self.reference_words(ref)
@@ -173,7 +179,7 @@ class Ter(Metric):
     def corpus_totals(self, candidates, references):
         """``(totals, reference counts, ref_length)``, streaming: ``ref_length`` is sacrebleu's
         float sum of the pairs' average reference lengths, added in corpus order (it equals the
-        exact sum the totals hold when every pair has 1, 2, 4 or 8 references)."""
+        exact sum the totals hold when every pair has a power of two of references)."""
         total = np.zeros(self.width, dtype=np.int64)
         nrefs, ref_length, offset = set(), 0.0, 0
         for hyps, refs in chunked(checked_pairs(candidates, references), CHUNK):
@@ -224,6 +230,14 @@ class Ter(Metric):
                              f"{sum(values[1:len(EDIT_NAMES)])}: not TER statistics")
         return np.array(values, dtype=np.int64)
 
+    def ordered_sum(self, rows, state: float | None = None) -> float:
+        """What TER adds in corpus order beside its totals (the hook of
+        :class:`bleu_core.scoring.InOrder`): ``state`` (None at the start) plus the average
+        reference lengths of the statistics ``rows``, as sacrebleu adds them; ``score(totals,
+        ordered=state)`` divides by it."""
+        rows = np.asarray(rows, dtype=np.int64).reshape(-1, self.width)
+        return self.ordered_ref_length(rows, 0.0 if state is None else state)
+
     @staticmethod
     def ordered_ref_length(rows: np.ndarray, start: float = 0.0) -> float:
         """sacrebleu's float sum of the average reference lengths of per-pair statistics rows,
@@ -245,11 +259,16 @@ class Ter(Metric):
         return TerSignature(self, nrefs, n_bootstrap, seed)
 
     def score(self, stats, nrefs=None, n_bootstrap: int | None = None, seed: int | None = None, *,
-              ref_length: float | None = None) -> TerScore:
+              ref_length: float | None = None, ordered: float | None = None) -> TerScore:
         """The score of a totals vector; ``nrefs`` fills the signature (with ``bs:``/``seed:``
         when ``n_bootstrap`` is given). ``ref_length`` replaces the exact sum of average reference
         lengths by sacrebleu's float sum of them in corpus order (see :meth:`corpus_totals`); it
-        must be that sum, within float rounding."""
+        must be that sum, within float rounding. ``ordered`` is the same, under the name every
+        metric's ordered sum has (:class:`bleu_core.scoring.InOrder`, :meth:`ordered_sum`)."""
+        if ordered is not None:
+            if ref_length is not None and ref_length != ordered:
+                raise ValueError("give ref_length or ordered, not two different values")
+            ref_length = ordered
         values = self.check_stats(stats).tolist()
         exact = self.ref_length(values)
         how = "exact" if ref_length is None else "corpus order"

@@ -47,8 +47,9 @@ class TerScore(Score):
     signature: str | None = None
     #: how ``ref_length`` was summed: ``"exact"`` (the correctly rounded exact sum of the average
     #: lengths, from the totals: ``beambleu run``, any sharding) or ``"corpus order"`` (sacrebleu's
-    #: float additions in corpus order: ``beambleu score``, the compat API). The two are equal when
-    #: every pair has 1, 2, 4 or 8 references, and may differ in the last bits otherwise.
+    #: float additions in corpus order: ``beambleu score``, the compat API, the library's
+    #: ``corpus_score``). The two are equal when every pair has a power of two of references (1, 2,
+    #: 4, ..., 64), and may differ in the last bits otherwise (and so, rarely, in a printed digit).
     ref_length_sum: str = "exact"
 
     name = "TER"

@@ -54,7 +54,7 @@ SCRIPT = textwrap.dedent(r'''
     BAD = [(["a", None, "c"], [["a"], ["b"], ["c"]]),
            (["a", "b", "c"], [["a"], ["b", None], [None, None]]),
            (["a", "b"], pa.array([["a"], None], pa.list_(pa.string()))),
-           (["a", "b"], [["a"], ["r"] * 9]),
+           (["a", "b"], [["a"], ["r"] * 65]),
            (pa.Array.from_buffers(pa.string(), 2, [None, pa.py_buffer(np.array([0, 1, 3], np.int32).tobytes()),
                                                     pa.py_buffer(b"a\xff\xfe")]), [["a"], ["b"]]),
            (["a", "b"], [["a"]])]
@@ -118,7 +118,7 @@ def test_the_reference_paths_give_the_kernels_numbers_and_errors_without_calling
     assert errors[0][1] == "row 1, candidate: candidate is null"
     assert errors[1][1] == "row 2, references: no reference (all references are missing)"
     assert errors[2][1] == "row 1, references: the reference list is null"
-    assert errors[3][1] == "row 1, references[8]: more than 8 references (TER's statistics hold at most 8 per pair)"
+    assert errors[3][1] == "row 1, references[64]: more than 64 references (TER's statistics hold at most 64 per pair)"
     assert errors[4][1] == "row 1, candidate: invalid UTF-8"
     assert errors[-1][1] == "row 1, candidate: candidate is null"
 

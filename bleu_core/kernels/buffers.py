@@ -1,0 +1,171 @@
+"""The buffers a compiled kernel reads, made from Python lists without pyarrow, and what every
+binding shares that needs no Arrow: the missing-kernel message and a kernel's bad-row error.
+
+A kernel reads a batch's text as Arrow lays it out (UTF-8 data, int64 offsets, one validity byte
+per value or none) through the buffer protocol; it never needs a pyarrow object. When the
+candidates and references are Python lists of ``str`` (``beambleu score``'s lines, the
+compat API's), :func:`list_buffers` makes those buffers with the standard library and numpy, so
+that a plain scoring job never imports pyarrow (tens of ms of start-up, and pandas with it where
+``pa.array`` is given a Python list). Arrow arrays, or lists holding anything else, take the
+Arrow path (:mod:`bleu_core.kernels.arrow`), which says what is wrong with them.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Callable, List, NamedTuple, Optional
+
+import numpy as np
+
+from ..errors import BatchInputError
+
+__all__ = ["ListBuffers", "as_lists", "candidate_buffers", "is_arrow", "list_buffers", "raise_row_error",
+           "require_compiled", "stats_many_lists", "utf8_buffers"]
+
+
+def require_compiled(module, error: Optional[BaseException], what: str = "kernel") -> None:
+    """ImportError saying what to do when a compiled kernel (``module``, None when its import
+    failed with ``error``) is missing: a source folder needs an editable build, an installed
+    package a reinstall. ``what`` names it in the message (``kernel``, ``chrF kernel``)."""
+    if module is None:  # pragma: no cover
+        here = Path(__file__).resolve().parent.parent  # the package folder, bleu_core/
+        if (here.parent / "setup.py").is_file():  # a source checkout, not an installed package
+            raise ImportError(
+                f"bleu_core was imported from the source folder {here}, which has no compiled {what}: run "
+                f"Python from another directory, or build the kernels there with `pip install -e .` in {here.parent}")
+        raise ImportError(
+            f"bleu_core's compiled {what} is not available ({error}); reinstall beambleu "
+            "so that its C extensions are built"
+        )
+
+
+def raise_row_error(exc: ValueError) -> None:
+    """A kernel's bad-row ValueError ``(row, ref_index, reason)`` as :class:`BatchInputError`
+    (ref_index < 0: the candidate, or a row without references); any other error unchanged."""
+    if len(exc.args) == 3 and isinstance(exc.args[0], int):
+        row, ref_index, reason = exc.args
+        if ref_index < 0:
+            column = "references" if reason.startswith("no reference") else "candidate"
+            raise BatchInputError(row, column, reason) from None
+        raise BatchInputError(row, "references", reason, ref_index) from None
+    raise exc
+
+
+def is_arrow(value) -> bool:
+    """Whether ``value`` is a pyarrow Array or ChunkedArray (without importing pyarrow: when it
+    is not imported, nothing is one)."""
+    pa = sys.modules.get("pyarrow")
+    return pa is not None and isinstance(value, (pa.Array, pa.ChunkedArray))
+
+
+def utf8_buffers(texts: list):
+    """(UTF-8 data, int64 offsets, validity bytes or None) of a list of ``str`` or None (a null
+    value), laid out as an Arrow large_string array's; None when a value is neither or does not
+    encode (a lone surrogate)."""
+    encoded, valid = [], None
+    for i, s in enumerate(texts):
+        if type(s) is str:
+            try:
+                encoded.append(s.encode())
+            except UnicodeEncodeError:
+                return None
+        elif s is None:
+            if valid is None:
+                valid = bytearray(b"\x01") * len(texts)
+            valid[i] = 0
+            encoded.append(b"")
+        else:
+            return None
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    if encoded:
+        np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
+    return b"".join(encoded), offsets, valid
+
+
+class ListBuffers(NamedTuple):
+    """A batch of Python lists as a kernel reads it: the candidates' and the flat references'
+    (data, offsets, validity), and the int64 offsets of each row's references in them."""
+
+    candidates: tuple
+    references: tuple
+    list_offsets: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return len(self.list_offsets) - 1
+
+
+def candidate_buffers(candidates, n: Optional[int] = None):
+    """:func:`utf8_buffers` of a sequence of candidates (None when a value is not a str or None);
+    TypeError for a single string, ValueError when there are not ``n`` of them (as
+    :func:`bleu_core.kernels.arrow.to_arrow`)."""
+    if isinstance(candidates, str):
+        raise TypeError("candidates must be a sequence of strings, not a single string")
+    cand = utf8_buffers(list(candidates))
+    if cand is not None and n is not None and len(cand[1]) != n + 1:
+        raise ValueError(f"{len(cand[1]) - 1} candidates but {n} reference lists")
+    return cand
+
+
+def list_buffers(candidates, references) -> Optional[ListBuffers]:
+    """The kernels' buffers of ``candidates`` (a sequence of str) and ``references`` (one
+    sequence of str or None per candidate), or None when either is an Arrow array or holds a
+    value the Arrow path must judge (not a str or None: it raises the error). Raises what
+    :func:`bleu_core.kernels.arrow.to_arrow` raises for a single string, a reference list that is
+    not a sequence and different lengths."""
+    if is_arrow(candidates) or is_arrow(references):
+        return None
+    cand = candidate_buffers(candidates)
+    if cand is None:
+        return None
+    refs = list(references)
+    flat = []
+    lengths = np.zeros(len(refs) + 1, dtype=np.int64)
+    for i, r in enumerate(refs):
+        if isinstance(r, str) or not isinstance(r, Sequence):
+            raise TypeError(f"references[{i}] must be a sequence of reference strings (one list per candidate)")
+        if type(r) not in (list, tuple):
+            return None
+        flat.extend(r)
+        lengths[i + 1] = len(r)
+    child = utf8_buffers(flat)
+    if child is None:
+        return None
+    if len(cand[1]) != len(refs) + 1:
+        raise ValueError(f"{len(cand[1]) - 1} candidates but {len(refs)} reference lists")
+    return ListBuffers(cand, child, np.cumsum(lengths))
+
+
+def as_lists(systems, references):
+    """``systems`` (each a sequence of candidates) and ``references`` as lists where they are
+    neither Arrow arrays nor strings, so that they can be read more than once (a bad row's
+    systems are scored again one by one)."""
+    def once(x):
+        return x if is_arrow(x) or isinstance(x, (str, list)) else list(x)
+
+    return [once(c) for c in systems], once(references)
+
+
+def stats_many_lists(kernel, options: tuple, systems: list, references: list, width: int, per_row: bool,
+                     one_by_one: Callable) -> Optional[List[np.ndarray]]:
+    """:func:`bleu_core.kernels.arrow.stats_many` for systems and references that are Python lists
+    (:func:`as_lists`), through :func:`list_buffers`: each system's ``int64[n, width]`` (or its
+    sums), or None when they must take the Arrow path. On a bad row, ``one_by_one(candidates,
+    references)`` (the metric's batch_stats) is run system by system, so that the error raised is
+    the first one it meets."""
+    try:
+        bufs = list_buffers(systems[0], references)
+        if bufs is None:
+            return None
+        cands = [bufs.candidates] + [candidate_buffers(c, bufs.n) for c in systems[1:]]
+        if any(c is None or is_arrow(s) for c, s in zip(cands, systems)):
+            return None
+        outs = [np.zeros((bufs.n, width) if per_row else width, dtype=np.int64) for _ in cands]
+        kernel([(*c, o) for c, o in zip(cands, outs)], *bufs.references, bufs.list_offsets, *options, int(per_row))
+    except (ValueError, TypeError, OverflowError):
+        for c in systems:
+            one_by_one(c, references)
+        raise
+    return outs

@@ -1,0 +1,129 @@
+"""`beambleu score` starts light (issue 34): scoring text files imports what the job needs and no more.
+
+Checked by the modules a run leaves in ``sys.modules`` (a tiny wrapper around ``beambleu.cli.main`` in a
+subprocess), never by timing; the speed itself is ``python -m benchmarks.startup``'s. The output is still
+sacrebleu's, byte for byte (the signature's version aside).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from ...cli_parity import BEAMBLEU_VERSION, SACREBLEU_VERSION, normalise_version
+from ...oracle import REPO
+
+SAMPLE = REPO / "examples" / "sample"
+REF, HYP, HYP_B = (str(SAMPLE / name) for name in ("ref.A.txt", "sys.alpha.txt", "sys.beta.txt"))
+
+# runs `beambleu ARGS...` in this process and prints, after its output, the modules it loaded
+_WRAPPER = """
+import json, sys
+from beambleu.cli import main
+rc = main(sys.argv[2:])
+sys.stdout.flush()
+with open(sys.argv[1], "w") as f:
+    json.dump(sorted(sys.modules), f)
+sys.exit(rc)
+"""
+
+#: what a plain run must not import: the pipeline's and the commands it does not run
+NEVER = ("pandas", "apache_beam", "importlib.metadata", "beambleu.commands.report", "beambleu.commands.convert",
+         "beambleu.commands.run", "beambleu.commands.stderr_filter")
+
+
+def _env():
+    env = {k: v for k, v in os.environ.items() if k not in ("SACREBLEU_FORMAT", "NO_COLOR", "BEAMBLEU_DEBUG")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    return env
+
+
+def loaded(tmp_path, *args):
+    """(CompletedProcess of ``beambleu ARGS``, the modules it had loaded when it ended)."""
+    listing = tmp_path / "modules.json"
+    proc = subprocess.run([sys.executable, "-c", _WRAPPER, str(listing), *args], capture_output=True, text=True,
+                          env=_env(), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    return proc, set(json.loads(listing.read_text()))
+
+
+def sacrebleu(tmp_path, *args):
+    proc = subprocess.run([sys.executable, "-m", "sacrebleu", *args], capture_output=True, text=True, env=_env(),
+                          cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def same(ours: str, theirs: str) -> bool:
+    return normalise_version(ours, BEAMBLEU_VERSION) == normalise_version(theirs, SACREBLEU_VERSION)
+
+
+def _imported(modules: set, name: str) -> bool:
+    return any(m == name or m.startswith(name + ".") for m in modules)
+
+
+@pytest.mark.parametrize("args", [["-m", "bleu"], ["-m", "bleu", "chrf", "-f", "text"],
+                                  ["-m", "chrf", "--chrf-word-order", "2", "-b"]])
+def test_plain_score_imports_no_pandas_and_prints_sacrebleus_bytes(tmp_path, args):
+    proc, modules = loaded(tmp_path, "score", REF, "-i", HYP, *args)
+    assert same(proc.stdout, sacrebleu(tmp_path, REF, "-i", HYP, *args))
+    assert [m for m in NEVER if _imported(modules, m)] == []
+
+
+@pytest.mark.parametrize("fmt", ["json", "text"])
+def test_several_systems_import_no_pandas(tmp_path, fmt):
+    proc, modules = loaded(tmp_path, "score", REF, "-i", HYP, HYP_B, "-m", "bleu", "chrf", "-f", fmt)
+    assert same(proc.stdout, sacrebleu(tmp_path, REF, "-i", HYP, HYP_B, "-m", "bleu", "chrf", "-f", fmt))
+    # the text table is tabulate's, which reads its own version with importlib.metadata (as under sacrebleu)
+    never = NEVER if fmt == "json" else [m for m in NEVER if m != "importlib.metadata"]
+    assert [m for m in never if _imported(modules, m)] == []
+
+
+# pyarrow and numpy: beambleu's side (the kernels read buffers made from the lines, bleu_core/kernels/buffers.py)
+# is done; what still loads them is outside this test's files: bleu_core/protocol.py and TER's metric.py and
+# kernel.py import pyarrow at module level (and MetricSet.batch_stats_many converts lines to Arrow), and the
+# statistics are numpy arrays from the kernels to the score (protocol, scoring, sums, resampling).
+# strict: the day they pass, the marks must go (an unexpected pass fails)
+@pytest.mark.xfail(reason="bleu_core/protocol.py and bleu_core/metrics/ter/ still import pyarrow (issue 34)",
+                   strict=True)
+def test_plain_score_imports_no_pyarrow(tmp_path):
+    _, modules = loaded(tmp_path, "score", REF, "-i", HYP, "-m", "bleu", "chrf", "ter")
+    assert not _imported(modules, "pyarrow")
+
+
+@pytest.mark.xfail(reason="the statistics are numpy arrays from the kernels to the score (issue 34)", strict=True)
+def test_plain_score_imports_no_numpy(tmp_path):
+    _, modules = loaded(tmp_path, "score", REF, "-i", HYP)
+    assert not _imported(modules, "numpy")
+
+
+def test_confidence_still_works(tmp_path):
+    """What resampling needs is imported when it is asked for."""
+    args = ["-m", "bleu", "--confidence", "--confidence-n", "50", "-f", "text"]
+    proc, modules = loaded(tmp_path, "score", REF, "-i", HYP, *args)
+    assert same(proc.stdout, sacrebleu(tmp_path, REF, "-i", HYP, *args))
+    assert _imported(modules, "numpy")
+
+
+# ----------------------------------------------------------------------------- a file named `-`
+
+@pytest.mark.parametrize("args", [["ref", "-i", "-"], ["-", "-i", "hyp"], ["-", "-i", "-"], ["ref", "-i", "hyp", "-"],
+                                  ["-", "-i", "-", "hyp", "--paired-bs", "--paired-bs-n", "100", "-f", "text"],
+                                  ["-", "-i", "hyp", "-m", "chrf", "ter"]])
+def test_a_file_named_dash_is_read_as_sacrebleu_reads_it(tmp_path, args):
+    """sacrebleu opens a reference or -i file named `-` (./-); standard input is read only without -i."""
+    lines = (SAMPLE / "sys.alpha.txt").read_text().splitlines(keepends=True)
+    (tmp_path / "-").write_text("".join(lines[:12]))
+    (tmp_path / "ref").write_text("".join((SAMPLE / "ref.A.txt").read_text().splitlines(keepends=True)[:12]))
+    (tmp_path / "hyp").write_text("".join((SAMPLE / "sys.beta.txt").read_text().splitlines(keepends=True)[:12]))
+    stdin = (tmp_path / "ref").read_text()  # what neither program may read
+    ours = subprocess.run([sys.executable, "-m", "beambleu", "score", *args], capture_output=True, text=True,
+                          input=stdin, env=_env(), cwd=tmp_path)
+    theirs = subprocess.run([sys.executable, "-m", "sacrebleu", *args], capture_output=True, text=True, input=stdin,
+                            env=_env(), cwd=tmp_path)
+    assert ours.returncode == theirs.returncode == 0, ours.stderr
+    assert same(ours.stdout, theirs.stdout)
