@@ -6,7 +6,6 @@ code, its one line on stderr, an empty stdout and the files left on disk."""
 
 import argparse
 import gzip
-import json
 import os
 import re
 import shutil
