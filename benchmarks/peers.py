@@ -38,7 +38,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import shutil
 import statistics
 import subprocess
@@ -48,6 +47,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+from .core import machine
 from .corpus import DEFAULT_CORPORA
 
 WORKER = Path(__file__).resolve().parent / "_peers_worker.py"
@@ -193,18 +193,6 @@ def run_worker(python: str, impl: str, path: str, metrics) -> dict:
         out = {"error": f"worker exited {r.returncode}: {err[-1] if err else 'no output'}"[:200], "metrics": {}}
     out["process_wall_s"] = wall
     return out
-
-
-def machine() -> str:
-    cpu = platform.processor() or "?"
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores ({cpu})"
 
 
 def agreement(score, ref) -> str:
