@@ -35,7 +35,6 @@ from decimal import Decimal, localcontext
 from typing import Optional, Union
 
 import numpy as np
-import pyarrow as pa
 
 from . import registry
 from .compat import BLEUScore, CHRFScore, Score, TERScore
@@ -103,18 +102,7 @@ def item_stats(metric: MetricLike, candidates: Sequence[str], references: Sequen
     m.load()
     parts, offset = [], 0
     for hyps, refs in chunked(checked_pairs(candidates, references)):
-        try:
-            arrays = (pa.array(hyps, type=pa.large_string()), pa.array(refs, type=pa.large_list(pa.large_string())))
-        except (pa.ArrowException, UnicodeError):
-            arrays = None  # lone surrogates have no UTF-8 form: the metric's scalar path takes them
-        try:
-            rows = m.scalar_stats(hyps, refs) if arrays is None else m.batch_stats(*arrays, per_row=True)
-        except ValueError as exc:
-            row = getattr(exc, "row", None)
-            if row is None:
-                raise
-            where = "references" if exc.column == "references" else "candidates"
-            raise ValueError(f"{where}[{offset + row}]: {exc.reason}") from None
+        rows = m.chunk_stats(hyps, refs, offset, per_row=True)
         parts.append(np.asarray(rows, dtype=np.int64).reshape(len(hyps), m.width))
         offset += len(hyps)
     if not parts:

@@ -361,6 +361,26 @@ class Metric:
     def stat_name(self, i: int) -> str:
         return self.stat_names()[i]
 
+    def chunk_stats(self, hyps: List[str], refs: List[Sequence[Optional[str]]], offset: int, per_row: bool):
+        """The statistics of one chunk of checked lists (the rows, or their sum), the batch path
+        through Arrow, the scalar path for text without a UTF-8 form (lone surrogates); a row's error
+        names its place in the whole input: ``candidates[offset + row]`` or ``references[...]``."""
+        try:
+            arrays = (pa.array(hyps, type=pa.large_string()), pa.array(refs, type=pa.large_list(pa.large_string())))
+        except (pa.ArrowException, UnicodeError):
+            arrays = None
+        try:
+            if arrays is None:
+                rows = self.scalar_stats(hyps, refs)
+                return rows if per_row else column_sums(rows)
+            return self.batch_stats(*arrays, per_row=per_row)
+        except ValueError as exc:
+            row = getattr(exc, "row", None)
+            if row is None:
+                raise
+            where = "references" if exc.column == "references" else "candidates"
+            raise ValueError(f"{where}[{offset + row}]: {exc.reason}") from None
+
     def corpus_stats(self, candidates: Iterable[str], references: Iterable[Sequence[Optional[str]]]):
         """Summed statistics and the set of reference counts, streaming ``CHUNK`` pairs at a time."""
         total = np.zeros(self.width, dtype=np.int64)
@@ -369,21 +389,7 @@ class Metric:
         for hyps, refs in chunked(checked_pairs(candidates, references)):
             for r in refs:
                 nrefs.add(sum(x is not None for x in r))
-            try:
-                arrays = (pa.array(hyps, type=pa.large_string()), pa.array(refs, type=pa.large_list(pa.large_string())))
-            except (pa.ArrowException, UnicodeError):
-                arrays = None  # e.g. lone surrogates, which have no UTF-8 form: use the scalar path
-            try:
-                if arrays is None:
-                    part = column_sums(self.scalar_stats(hyps, refs))
-                else:
-                    part = self.batch_stats(*arrays, per_row=False)
-            except ValueError as exc:
-                row = getattr(exc, "row", None)
-                if row is not None:
-                    raise ValueError(f"references[{offset + row}]: {exc.reason}" if exc.column == "references"
-                                     else f"candidates[{offset + row}]: {exc.reason}") from None
-                raise
+            part = self.chunk_stats(hyps, refs, offset, per_row=False)
             checked_add(total, part, out=total, what=f"the corpus statistics of {self.name}", name=self.stat_name)
             offset += len(hyps)
         if offset == 0:

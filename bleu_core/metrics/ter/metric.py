@@ -185,18 +185,7 @@ class Ter(Metric):
         for hyps, refs in chunked(checked_pairs(candidates, references), CHUNK):
             counts = [sum(x is not None for x in r) for r in refs]
             nrefs.update(counts)
-            try:
-                arrays = (pa.array(hyps, type=pa.large_string()), pa.array(refs, type=pa.large_list(pa.large_string())))
-            except (pa.ArrowException, UnicodeError):
-                arrays = None  # e.g. lone surrogates, which have no UTF-8 form: use the scalar path
-            try:
-                rows = self.scalar_stats(hyps, refs) if arrays is None else self.batch_stats(*arrays, per_row=True)
-            except ValueError as exc:
-                row = getattr(exc, "row", None)
-                if row is None:
-                    raise
-                raise ValueError(f"references[{offset + row}]: {exc.reason}" if exc.column == "references"
-                                 else f"candidates[{offset + row}]: {exc.reason}") from None
+            rows = self.chunk_stats(hyps, refs, offset, per_row=True)
             ref_length = self.ordered_ref_length(rows, ref_length)
             checked_add(total, column_sums(rows), out=total, what=f"the corpus statistics of {self.name}",
                         name=self.stat_name)
