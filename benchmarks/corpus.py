@@ -31,15 +31,22 @@ def _lines(path: Path) -> List[str]:
         return [line.rstrip() for line in fh]
 
 
-def real_pairs(corpora: Path, nrefs: int) -> Iterator[Tuple[str, List[str]]]:
+def real_system_pairs(corpora: Path, nrefs: int) -> Iterator[Tuple[str, str, List[str]]]:
+    """(system, candidate, references) in real_pairs' order; system is ``<test set>/<system>``."""
     for folder in sorted(p.parent for p in corpora.glob("*/*/src.txt")):
         refs = sorted(folder.glob("ref.*.txt"))
         if len(refs) < nrefs:
             continue
         ref_lines = [_lines(r) for r in refs[:nrefs]]
         for sys_file in sorted(folder.glob("sys.*.txt")):
+            system = f"{folder.parent.name}-{folder.name}/{sys_file.name[4:-4]}"
             for hyp, *rs in zip(_lines(sys_file), *ref_lines):
-                yield hyp, rs
+                yield system, hyp, rs
+
+
+def real_pairs(corpora: Path, nrefs: int) -> Iterator[Tuple[str, List[str]]]:
+    for _, hyp, rs in real_system_pairs(corpora, nrefs):
+        yield hyp, rs
 
 
 def synthetic_pairs(nrefs: int, seed: int = 0) -> Iterator[Tuple[str, List[str]]]:
@@ -62,32 +69,53 @@ def synthetic_pairs(nrefs: int, seed: int = 0) -> Iterator[Tuple[str, List[str]]
         yield hyp + ".", refs
 
 
-def build(size: int, nrefs: int, workdir: Path, corpora: Optional[Path] = DEFAULT_CORPORA) -> Tuple[Path, str]:
-    """Write (or reuse) ``bench-<source>-<size>-<nrefs>ref.parquet``; returns (path, source)."""
+SYNTHETIC_SYSTEMS = 20
+
+
+def _system_pairs(source: str, corpora: Optional[Path], nrefs: int) -> Iterator[Tuple[str, str, List[str]]]:
+    if source == "wmt":
+        return real_system_pairs(corpora, nrefs)
+    # synthetic: SYNTHETIC_SYSTEMS systems, each a run of consecutive pairs, as a system's file is
+    return ((f"sys{i // 1000 % SYNTHETIC_SYSTEMS:02d}", hyp, rs) for i, (hyp, rs) in enumerate(synthetic_pairs(nrefs)))
+
+
+def build(size: int, nrefs: int, workdir: Path, corpora: Optional[Path] = DEFAULT_CORPORA,
+          systems: bool = False) -> Tuple[Path, str]:
+    """Write (or reuse) ``bench-<source>-<size>-<nrefs>ref.parquet``; returns (path, source).
+
+    ``systems``: a third column, ``system`` (the pair's test set and system, as ``--group-by system``
+    reads it), in ``bench-<source>-<size>-<nrefs>ref-systems.parquet``.
+    """
     source = "wmt" if corpora is not None and (corpora / "MANIFEST.tsv").exists() else "synthetic"
-    path = workdir / f"bench-{source}-{size}-{nrefs}ref.parquet"
+    path = workdir / f"bench-{source}-{size}-{nrefs}ref{'-systems' if systems else ''}.parquet"
     if path.exists():
         return path, source
     workdir.mkdir(parents=True, exist_ok=True)
-    schema = pa.schema([("candidate", pa.string()), ("references", pa.list_(pa.string()))])
+    fields = [("candidate", pa.string()), ("references", pa.list_(pa.string()))]
+    schema = pa.schema(fields + [("system", pa.string())] if systems else fields)
+
+    def table(rows):
+        columns = {"candidate": [r[1] for r in rows], "references": [r[2] for r in rows]}
+        if systems:
+            columns["system"] = [r[0] for r in rows]
+        return pa.table(columns, schema=schema)
+
     tmp = path.with_suffix(".tmp")
     with pq.ParquetWriter(tmp, schema) as writer:
         written = 0
         while written < size:
-            pairs = real_pairs(corpora, nrefs) if source == "wmt" else synthetic_pairs(nrefs)
-            cands, refs = [], []
-            for hyp, rs in pairs:
-                cands.append(hyp)
-                refs.append(rs)
-                if len(cands) == ROW_GROUP or written + len(cands) == size:
-                    writer.write_table(pa.table({"candidate": cands, "references": refs}, schema=schema))
-                    written += len(cands)
-                    cands, refs = [], []
+            rows = []
+            for row in _system_pairs(source, corpora, nrefs):
+                rows.append(row)
+                if len(rows) == ROW_GROUP or written + len(rows) == size:
+                    writer.write_table(table(rows))
+                    written += len(rows)
+                    rows = []
                     if written == size:
                         break
-            if cands:
-                writer.write_table(pa.table({"candidate": cands, "references": refs}, schema=schema))
-                written += len(cands)
+            if rows:
+                writer.write_table(table(rows))
+                written += len(rows)
     os.replace(tmp, path)
     return path, source
 

@@ -1,6 +1,7 @@
 """The Beam pipeline's cost over bleu_core alone, and its scaling with local worker processes.
 
     python -m benchmarks.pipeline [--size 1000000] [--rounds 2]
+    python -m benchmarks.pipeline --grouped [--sizes 250000,1000000] [--confidence-size 250000] [--rounds 2]
 
 For the same Parquet corpus (see ``benchmarks.corpus``) it measures, each in a fresh process:
 
@@ -11,6 +12,20 @@ For the same Parquet corpus (see ``benchmarks.corpus``) it measures, each in a f
 Fixed start-up (interpreter, Beam import, pipeline construction, worker start) is measured by
 running the same command on a 1,000-pair file; steady state is the full run minus that. CPU
 time includes worker processes (they are waited for, so their time is in RUSAGE_CHILDREN).
+
+``--grouped`` measures the pipeline's own cost (issue 34), on a corpus with a ``system`` column
+(``benchmarks.corpus.build(..., systems=True)``), each command in a fresh process, the
+configurations interleaved in every round, medians of the child processes' CPU-seconds:
+
+* at each of ``--sizes``: ``beambleu run --group-by system -m bleu chrf`` (in-process) against the
+  bare grouped kernel (``grouped_cmd``: the same batches through ``protocol.batch_stats_shared``,
+  summed per system with numpy, each group and the corpus scored once: bleu_core alone, no Beam);
+  goal <= 1.1x;
+* at ``--confidence-size``: the same ``run`` with ``--confidence`` (B = 1000) against it without;
+  goal <= 1.5x.
+
+Both ratios are of whole commands (start-up included), and of the steady state (minus the same
+command on 1,000 pairs). The corpus scores (BLEU, chrF) must agree between the kernel and run.
 """
 
 from __future__ import annotations
@@ -52,6 +67,86 @@ def run_cmd(path, out, extra):
             "--overwrite", "--progress", "off", *extra]
 
 
+def grouped_cmd(path):
+    """The bare grouped kernel: BLEU and chrF of every system and of the corpus, bleu_core alone."""
+    code = f"""
+import numpy as np, pyarrow.compute as pc
+from bleu_core import Bleu, Chrf
+from bleu_core.parquet import iter_batches
+from bleu_core.protocol import MetricSet, batch_stats_shared
+metrics = MetricSet([Bleu(), Chrf()])
+totals = {{}}
+for batch in iter_batches({str(path)!r}, ["candidate", "references", "system"]):
+    stats = batch_stats_shared(metrics, batch.column("candidate"), batch.column("references"), per_row=True)
+    codes = pc.dictionary_encode(batch.column("system"))
+    ids = np.asarray(codes.indices)
+    order = np.argsort(ids, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(ids[order]) != 0])
+    for name, row in zip(codes.dictionary.take(ids[order][starts]).to_pylist(),
+                         np.add.reduceat(stats[order], starts, axis=0)):
+        totals[name] = totals[name] + row if name in totals else row
+corpus = sum(totals.values())
+scores = {{name: [m.score(part).score for m, part in zip(metrics, metrics.split(t))] for name, t in totals.items()}}
+print(*[m.score(part).score for m, part in zip(metrics, metrics.split(corpus))])
+"""
+    return [sys.executable, "-c", code]
+
+
+def grouped_run_cmd(path, out, extra=()):
+    return run_cmd(path, out, ["--group-by", "system", "-m", "bleu", "chrf", *extra])
+
+
+def run_scores(out):
+    return [s["score"] for s in json.loads(out.read_text())["corpus"]["scores"]]
+
+
+def grouped(a):
+    """``--grouped``: run against the bare grouped kernel, and --confidence against without it."""
+    sizes = [int(x) for x in a.sizes.split(",")]
+    paths = {n: build(n, 1, a.workdir, a.corpora, systems=True) for n in sorted({1000, a.confidence_size, *sizes})}
+    source = paths[sizes[0]][1]
+    out = Path(tempfile.mkdtemp()) / "r.json"
+    configs = []  # (name, size, command)
+    for n in [1000, *sizes]:
+        configs.append(("kernel", n, grouped_cmd(paths[n][0])))
+        configs.append(("run", n, grouped_run_cmd(paths[n][0], out)))
+    for n in (1000, a.confidence_size):
+        configs.append(("run --confidence", n, grouped_run_cmd(paths[n][0], out, ["--confidence"])))
+        if n not in sizes and n != 1000:
+            configs.append(("run", n, grouped_run_cmd(paths[n][0], out)))
+    cpu, scores = {}, {}
+    for r in range(a.rounds):
+        for name, n, cmd in configs:
+            wall, c, stdout = timed(cmd)
+            cpu.setdefault((name, n), []).append(c)
+            got = [float(x) for x in stdout.split()] if name == "kernel" else run_scores(out)
+            scores.setdefault(n, set()).add(tuple(got))
+            print(f"  round {r + 1} {name} {n:,}: {wall:.2f} s wall, {c:.2f} CPU-s", file=sys.stderr)
+    med = {k: statistics.median(v) for k, v in cpu.items()}
+
+    def ratio(top, bottom, n):
+        whole = med[(top, n)] / med[(bottom, n)]
+        steady = (med[(top, n)] - med[(top, 1000)]) / (med[(bottom, n)] - med[(bottom, 1000)])
+        return whole, steady
+
+    print(f"corpus: {source} pairs with a system column, 1 reference, 13a; medians of {a.rounds} rounds, "
+          "child-process CPU-seconds")
+    print(f"{'measurement':<46} {'pairs':>9} {'CPU-s':>7} {'vs':>7} {'whole':>7} {'steady':>7}  goal")
+    for n in sizes:
+        whole, steady = ratio("run", "kernel", n)
+        print(f"{'run --group-by system -m bleu chrf / kernel':<46} {n:>9,} {med[('run', n)]:>7.2f} "
+              f"{med[('kernel', n)]:>7.2f} {whole:>6.2f}x {steady:>6.2f}x  <= 1.1x")
+    n = a.confidence_size
+    whole, steady = ratio("run --confidence", "run", n)
+    print(f"{'run ... --confidence / run ...':<46} {n:>9,} {med[('run --confidence', n)]:>7.2f} "
+          f"{med[('run', n)]:>7.2f} {whole:>6.2f}x {steady:>6.2f}x  <= 1.5x")
+    print(f"fixed start-up (1,000 pairs): kernel {med[('kernel', 1000)]:.2f} CPU-s, run {med[('run', 1000)]:.2f}, "
+          f"run --confidence {med[('run --confidence', 1000)]:.2f}")
+    same = all(len(v) == 1 for v in scores.values())
+    print(f"corpus BLEU and chrF identical between the kernel and every run, per size: {same} "
+          f"({ {n: sorted(v)[0] for n, v in scores.items()} })")
+
+
 MODES = {
     "in-process": [],
     "1 worker process": ["--direct_running_mode=multi_processing", "--direct_num_workers=1"],
@@ -61,7 +156,13 @@ MODES = {
 
 def main(argv=None):
     ap = sized_parser("python -m benchmarks.pipeline", __doc__)
+    ap.add_argument("--grouped", action="store_true", help="the pipeline's own cost: grouped run vs the bare grouped "
+                    "kernel, and --confidence vs without it (see above)")
+    ap.add_argument("--sizes", default="250000,1000000", help="--grouped: the corpus sizes of run vs kernel")
+    ap.add_argument("--confidence-size", type=int, default=250_000, help="--grouped: the corpus size of --confidence")
     a = ap.parse_args(argv)
+    if a.grouped:
+        return grouped(a)
     big, source = build(a.size, 1, a.workdir, a.corpora)
     tiny, _ = build(1000, 1, a.workdir, a.corpora)
     out = Path(tempfile.mkdtemp()) / "r.json"

@@ -90,6 +90,76 @@ static inline __attribute__((always_inline)) Py_ssize_t boot_loop(const Boot *bt
 static NO_VECTORIZE Py_ssize_t boot_plain(const Boot *bt) { return boot_loop(bt, 0); }
 static NO_VECTORIZE Py_ssize_t boot_checked(const Boot *bt) { return boot_loop(bt, 1); }
 
+/* The unchecked loop of boot_loop in two passes per row, for the same sums: the row's weights in
+ * every replicate first (wt, n_boot bytes: the first four thresholds compared without a branch,
+ * the rare draws above the fourth counted on), then the adds, each of a precomputed multiple of
+ * the row (mult, (K + 1) * width: mult[w * width + l] = w * row[l]), so that the add loop is one
+ * vector add per few statistics and the weight count no longer stalls it. Only run when
+ * run_bootstrap's bound says nothing can overflow (every multiple is at most that bound). */
+static inline __attribute__((always_inline)) void boot_split_loop(const Boot *bt, uint8_t *wt, int64_t *mult) {
+    const uint64_t *kp = bt->keys, *tp = bt->thr;
+    const uint64_t seed_key = bt->seed_key;
+    const int64_t *gp = bt->groups, *sp = bt->stats;
+    int64_t *op = bt->out;
+    const Py_ssize_t n = bt->n, K = bt->K, n_sets = bt->n_sets, width = bt->width, n_boot = bt->n_boot;
+    const Py_ssize_t K4 = K < 4 ? K : 4;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const uint64_t k = mix64(kp[i] ^ seed_key);
+        const int64_t *row = sp + i * width;
+        for (Py_ssize_t w = 1; w <= K; w++)
+            for (Py_ssize_t l = 0; l < width; l++) mult[w * width + l] = (int64_t)w * row[l];
+        for (Py_ssize_t b = 0; b < n_boot; b++) {
+            const uint64_t x = mix64(k + (uint64_t)(b + 1) * 0x9E3779B97F4A7C15ULL);
+            Py_ssize_t w = 0;
+            for (Py_ssize_t j = 0; j < K4; j++) w += tp[j] <= x;
+            if (w == 4) while (w < K && tp[w] <= x) w++;
+            wt[b] = (uint8_t)w;
+        }
+        for (Py_ssize_t b = 0; b < n_boot; b++) {
+            const Py_ssize_t w = wt[b];
+            if (!w) continue;
+            const int64_t *m = mult + w * width;
+            for (Py_ssize_t s = 0; s < n_sets; s++) {
+                int64_t *acc = op + (gp[s * n + i] * n_boot + b) * width;
+                for (Py_ssize_t l = 0; l < width; l++) acc[l] += m[l];
+            }
+        }
+    }
+}
+
+static void boot_split(const Boot *bt, uint8_t *wt, int64_t *mult) { boot_split_loop(bt, wt, mult); }
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define BOOT_AVX2 1
+#endif
+
+#if defined(BOOT_AVX2)
+__attribute__((target("avx2"))) static void boot_split_avx2(const Boot *bt, uint8_t *wt, int64_t *mult) {
+    boot_split_loop(bt, wt, mult);
+}
+#endif
+
+/* The unchecked bootstrap: boot_split (its AVX2 build when the CPU has it), or boot_plain when its
+ * buffers cannot be had (or a weight could exceed a byte). */
+static Py_ssize_t boot_unchecked(const Boot *bt) {
+    if (bt->K > 255) return boot_plain(bt);
+    uint8_t *wt = malloc((size_t)bt->n_boot);
+    int64_t *mult = malloc((size_t)(bt->K + 1) * (size_t)bt->width * sizeof(int64_t));
+    if (!wt || !mult) {
+        free(wt);
+        free(mult);
+        return boot_plain(bt);
+    }
+#if defined(BOOT_AVX2)
+    if (__builtin_cpu_supports("avx2")) boot_split_avx2(bt, wt, mult);
+    else
+#endif
+    boot_split(bt, wt, mult);
+    free(wt);
+    free(mult);
+    return -1;
+}
+
 /* The bootstrap of bt into bt->out, in plain C (the GIL may be released): -1, or the first row
  * whose weighted sums overflowed int64 (out is then partly updated).
  *
@@ -114,7 +184,7 @@ static Py_ssize_t run_bootstrap(const Boot *bt) {
     checked |= __builtin_mul_overflow(sum_rowmax, (int64_t)bt->K, &sum_rowmax);
     checked |= __builtin_mul_overflow(sum_rowmax, (int64_t)bt->n_sets, &sum_rowmax);
     checked |= __builtin_add_overflow(bound, sum_rowmax, &bound);
-    return checked ? boot_checked(bt) : boot_plain(bt);
+    return checked ? boot_checked(bt) : boot_unchecked(bt);
 }
 
 PyDoc_STRVAR(bootstrap_doc,

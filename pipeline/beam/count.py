@@ -382,15 +382,36 @@ class BatchToStats(beam.DoFn):
             raise PipelineInputError(f"{source}: row {first_row + bad}, column {spec.id_column!r}: invalid UTF-8")
 
     def _bootstrap(self, stats, row_keys, sets) -> np.ndarray:
-        """Replicate totals for the corpus (index 0) and every group of every set, in order."""
+        """Replicate totals for the corpus (index 0) and every group of every set, in order.
+
+        Every row is in one group of each grouping set, so the corpus's replicate totals are the
+        sum of those of one set's groups (the set with the fewest groups in the batch): the kernel
+        adds each row's weighted statistics once per grouping set instead of once more for the
+        corpus, and a few groups' totals are added after. The integers are the same (exact sums
+        of the same non-negative terms); when that sum could overflow int64, or the kernel's does,
+        the batch is drawn again with the corpus as a set of its own, whose error is the one
+        raised."""
         cfg = self.config
-        group_sets = [np.zeros(len(stats), dtype=np.int64)]
-        offset = 1
+        corpus = np.zeros(len(stats), dtype=np.int64)
+        draw = bootstrap.swap_totals if cfg.randomization else bootstrap.bootstrap_totals
+        group_sets, spans, offset = [], [], 1
         for _, _, inverse, first in sets:
             group_sets.append(inverse + offset)
+            spans.append((offset, len(first)))
             offset += len(first)
-        draw = bootstrap.swap_totals if cfg.randomization else bootstrap.bootstrap_totals
-        return draw(stats, row_keys, cfg.n_boot, cfg.seed, group_sets, offset)
+        if not sets:
+            return draw(stats, row_keys, cfg.n_boot, cfg.seed, [corpus], offset)
+        try:
+            out = draw(stats, row_keys, cfg.n_boot, cfg.seed, group_sets, offset)
+        except OverflowError:
+            out = None
+        if out is not None:
+            start, n = min(spans, key=lambda span: span[1])
+            block = out[start:start + n].reshape(n, -1)
+            if int(block.view(np.uint64).max()) * n <= acc_ops.INT64_MAX:  # (as bleu_core.sums.column_sums)
+                out[0] = block.sum(axis=0).reshape(out.shape[1:])
+                return out
+        return draw(stats, row_keys, cfg.n_boot, cfg.seed, [corpus] + group_sets, offset)
 
     def _write_part(self, source, first_row, batch, cand_col, stats):
         """Per-pair rows of this batch as one Parquet part (the rows ``--keep`` keeps, with the

@@ -11,6 +11,7 @@ import apache_beam as beam
 from apache_beam.metrics import Metrics
 
 from ..io.inputs import WorkItem, read_batches
+from .coders import BatchTriple
 from .count import NAMESPACE
 
 __all__ = ["ReadPairs", "ReadRowGroups"]
@@ -33,7 +34,8 @@ class ReadRowGroups(beam.DoFn):
 
 
 class ReadPairs(beam.PTransform):
-    """A planned input -> (source, first_row, RecordBatch)."""
+    """A planned input -> (source, first_row, RecordBatch), coded by :class:`~.coders.BatchTripleCoder`
+    (sized by its Arrow buffers, not pickled for Beam's byte counters)."""
 
     def __init__(self, items: List[WorkItem], columns: Sequence[str], batch_size: int, total_rows: int = 0,
                  progress: bool = False):
@@ -46,4 +48,4 @@ class ReadPairs(beam.PTransform):
                 | "WorkItems" >> beam.Create(self.items, reshuffle=False)
                 | "Spread" >> beam.Reshuffle()
                 | "ReadRowGroups" >> beam.ParDo(ReadRowGroups(self.columns, self.batch_size, self.total_rows,
-                                                              self.progress)))
+                                                              self.progress)).with_output_types(BatchTriple))
