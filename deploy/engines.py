@@ -48,14 +48,15 @@ from typing import Dict, List, Optional
 try:  # what fetches and caches the engines is beambleu's own (`beambleu run` fetches them too)
     from beambleu.beam.engines import (FETCH_TIMEOUT, JOB_SERVERS, PRISM_MODULE, EngineError, beam_version,
                                        engines_home, fetch, fetch_job_server, fetch_prism, job_server_jar,
-                                       manifest, prism_binary, run_bounded as _run_bounded)
+                                       jvm_options, manifest, prism_binary, run_bounded as _run_bounded)
 except ImportError as exc:  # pragma: no cover - run outside beambleu's environment
     sys.exit(f"deploy/engines.py: beambleu is not installed in this environment (pip install -e '.[beam]'): {exc}")
 
 __all__ = ["FETCH_TIMEOUT", "JOB_SERVERS", "PRISM_MODULE", "SERVICES", "SPARK_JAVA_OPENS", "STOP_GRACE",
            "_run_bounded",  # (deploy/flink/cluster.py's name for beambleu.beam.engines.run_bounded)
            "EngineError", "beam_version", "default_state", "engines_home", "env_with_this_python", "fetch",
-           "fetch_job_server", "fetch_prism", "free_port", "job_server_jar", "loopback_json", "main", "manifest",
+           "fetch_job_server", "fetch_prism", "free_port", "job_server_jar", "jvm_options", "loopback_json", "main",
+           "manifest",
            "port_open", "prism_binary", "service_argv", "start", "stop", "tail", "versions"]
 
 # what Beam's SparkRunner passes to java on Java 17 (Spark reaches into these packages)
@@ -101,7 +102,8 @@ def service_argv(service: str, port: int, master: Optional[str]) -> List[str]:
     if service == "prism":
         return [str(fetch_prism()), "--job_port", str(port), "--serve_http=false"]
     if service == "flink-job-server":
-        return ["java", "-jar", str(fetch_job_server(service)), "--flink-master", master or "[local]",
+        return ["java", *jvm_options(service), "-jar", str(fetch_job_server(service)),
+                "--flink-master", master or "[local]",
                 "--job-port", str(port), "--artifact-port", "0", "--expansion-port", "0"]
     if service == "spark-job-server":
         return ["java", *SPARK_JAVA_OPENS, "-jar", str(fetch_job_server(service)),

@@ -26,10 +26,12 @@ from ..io.stores import TimeoutOptions
 from . import engines
 from .progress import FnApiRunner, JobMetrics, Progress, result_source, show_progress
 
-__all__ = ["DASK_MAX_PARTITIONS", "DASK_NAMES", "ENGINE_RUNNERS", "JOB_ENDPOINT_PROBE_SECONDS",
-           "FLINK_REST_SECONDS", "MULTIPROCESS_THRESHOLD", "ClusterError", "StallWatch", "beam_option_parser", "check_engine_start",
-           "check_flink_master", "check_job_endpoint", "close_result", "explain_failure", "import_dask_runner", "partition_dask_input", "pipeline_options", "port_in_use", "resolve_engine",
-           "scale_local_runner", "wait_until_finish", "wants_dask", "with_progress"]
+__all__ = ["DASK_MAX_PARTITIONS", "DASK_NAMES", "DASK_PARTITIONS_PER_THREAD", "DASK_THREADS_SECONDS",
+           "ENGINE_RUNNERS", "JOB_ENDPOINT_PROBE_SECONDS", "FLINK_REST_SECONDS", "MULTIPROCESS_THRESHOLD",
+           "ClusterError", "StallWatch", "beam_option_parser", "check_engine_start", "check_flink_master",
+           "check_job_endpoint", "close_result", "default_jvm_options", "explain_failure", "import_dask_runner",
+           "partition_dask_input", "pipeline_options", "port_in_use", "resolve_engine", "scale_local_runner",
+           "wait_until_finish", "wants_dask", "with_progress"]
 
 #: below this many pairs one in-process worker is faster than starting worker processes
 MULTIPROCESS_THRESHOLD = 2_000_000
@@ -105,18 +107,56 @@ def scale_local_runner(opts, beam_argv: List[str], total_rows: int) -> None:
 #: most dask tasks per stage beambleu asks for: work items beyond this share partitions
 DASK_MAX_PARTITIONS = 4096
 
+#: dask partitions per worker thread of the cluster: enough that a faster worker takes more, few
+#: enough that dask's per-task cost (the scheduler, each worker's event loop, the shuffles of the
+#: GroupByKeys, which grow with the partitions) stays small beside the work itself
+DASK_PARTITIONS_PER_THREAD = 2
 
-def partition_dask_input(opts, beam_argv: List[str], n_items: int) -> None:
-    """One dask partition (so one task) per row group, unless the user chose.
+#: how long the scheduler may take to say how many worker threads it has (else: a partition per item)
+DASK_THREADS_SECONDS = 5.0
+
+
+def dask_threads(opts) -> Optional[int]:
+    """The worker threads of the dask cluster at ``--dask_client_address`` (without one, the
+    DaskRunner starts a local cluster of one thread per core); None when the scheduler does not
+    answer in time or has no workers yet."""
+    from apache_beam.runners.dask.dask_runner import DaskOptions
+
+    address = getattr(opts.view_as(DaskOptions), "address", None)
+    if not address:
+        return os.cpu_count() or 1
+    try:
+        from distributed import Client
+
+        with Client(address, timeout=DASK_THREADS_SECONDS, set_as_default=False) as client:
+            workers = client.scheduler_info(n_workers=-1).get("workers", {})
+    except Exception:  # an unreachable scheduler is the job's to report (wait_until_finish)
+        return None
+    return sum(w.get("nthreads", 0) for w in workers.values()) or None
+
+
+def partition_dask_input(opts, beam_argv: List[str], n_items: int, threads: Optional[int] = None) -> None:
+    """Dask partitions (so tasks) for the work items, unless the user chose: one per row group,
+    at most :data:`DASK_PARTITIONS_PER_THREAD` per worker thread of the cluster (``threads``, or
+    asked of the scheduler by :func:`dask_threads`).
 
     Beam's DaskRunner puts 128 created elements in a partition by default, and the reshuffle
     keeps that count: our few hundred row-group work items would all be read by one task on one
-    worker while the others idle."""
+    worker while the others idle. One partition per row group spreads them, but each partition
+    costs the cluster CPU of its own (its tasks in the scheduler and the worker's event loop, and
+    the shuffles of the GroupByKeys after it): on 1M pairs (22 row groups) and one worker, 2
+    partitions took the scheduler's CPU from 1.0-1.35 to 0.56-0.65 s and the job's from 10.6-12.7
+    to 9.0-10.7 CPU-s (deploy/dask/README.md)."""
     if any(a.startswith(("--dask_npartitions", "--dask_partition_size")) for a in beam_argv):
         return
     from apache_beam.runners.dask.dask_runner import DaskOptions
 
-    opts.view_as(DaskOptions).npartitions = max(1, min(n_items, DASK_MAX_PARTITIONS))
+    if threads is None:
+        threads = dask_threads(opts)
+    n = min(n_items, DASK_MAX_PARTITIONS)
+    if threads:
+        n = min(n, DASK_PARTITIONS_PER_THREAD * threads)
+    opts.view_as(DaskOptions).npartitions = max(1, n)
 
 
 def close_result(result, timeout: float = 5.0) -> None:
@@ -268,6 +308,18 @@ def check_engine_start(opts) -> None:
         check_flink_master(opts, required=True)
 
 
+def default_jvm_options(opts) -> None:
+    """The Flink job server Beam starts gets beambleu's JVM options (:func:`engines.jvm_options`: a
+    bounded heap, the serial collector) unless ``--job_server_jvm_properties`` gives some."""
+    from apache_beam.options.pipeline_options import JobServerOptions
+
+    name = _engine_name(opts)
+    engine = ENGINE_RUNNERS.get(name, (None,))[0]
+    server = opts.view_as(JobServerOptions)
+    if engine in engines.JOB_SERVERS and not server.job_server_jvm_properties:
+        server.job_server_jvm_properties = engines.jvm_options(engine)
+
+
 #: how long a Flink cluster's REST API may take to answer beambleu's question about its slots
 FLINK_REST_SECONDS = 5.0
 
@@ -334,6 +386,7 @@ def check_job_endpoint(opts) -> None:
     if not endpoint:
         resolve_engine(opts)
         check_engine_start(opts)
+        default_jvm_options(opts)
         return
     if endpoint == "embed":
         return

@@ -254,3 +254,49 @@ def test_dask_spbleu_model_named_only_by_the_drivers_path(dask_cluster, spm_dir,
             assert (bleu_of(g)["score"], bleu_of(g)["counts"]) == (theirs.score, list(theirs.counts))
     finally:
         sacre_spm.SACREBLEU_DIR = old
+
+
+@pytest.mark.parametrize("n_items,threads,expected", [
+    (22, 1, 2),  # one worker thread: 2 partitions, not one per row group (22 tasks to schedule, shuffle)
+    (22, 2, 4),  # two: 4
+    (3, 2, 3),  # fewer row groups than that: one each
+    (1, 8, 1),
+    (10_000, 4096, 4096),  # never more than DASK_MAX_PARTITIONS
+    (22, None, 22),  # a scheduler that did not say: one per row group
+])
+def test_dask_partitions_follow_the_clusters_threads(n_items, threads, expected, monkeypatch):
+    pytest.importorskip("distributed")
+    from apache_beam.options.pipeline_options import PipelineOptions
+    from apache_beam.runners.dask.dask_runner import DaskOptions
+
+    from beambleu.beam import runners
+    from beambleu.beam.runners import partition_dask_input
+
+    monkeypatch.setattr(runners, "DASK_THREADS_SECONDS", 2.0)  # None: asked of a scheduler that is not there
+    opts = PipelineOptions(["--dask_client_address=tcp://127.0.0.1:1"])
+    partition_dask_input(opts, [], n_items, threads=threads)
+    assert opts.view_as(DaskOptions).npartitions == expected
+
+
+def test_dask_partitions_the_user_chose_are_kept():
+    pytest.importorskip("distributed")
+    from apache_beam.options.pipeline_options import PipelineOptions
+    from apache_beam.runners.dask.dask_runner import DaskOptions
+
+    from beambleu.beam.runners import partition_dask_input
+
+    argv = ["--dask_npartitions=7"]
+    opts = PipelineOptions(argv)
+    partition_dask_input(opts, argv, 22, threads=1)
+    assert opts.view_as(DaskOptions).npartitions == 7
+
+
+def test_dask_threads_are_the_clusters(dask_cluster, monkeypatch):
+    """Two single-threaded workers (tests.engines.DaskCluster): 2 threads; no scheduler there: None."""
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from beambleu.beam import runners
+
+    assert runners.dask_threads(PipelineOptions([f"--dask_client_address={dask_cluster.address}"])) == 2
+    monkeypatch.setattr(runners, "DASK_THREADS_SECONDS", 2.0)
+    assert runners.dask_threads(PipelineOptions(["--dask_client_address=tcp://127.0.0.1:1"])) is None
