@@ -7,11 +7,12 @@
 For each test (``table``: the multi-system table; ``ar``: ``--paired-ar``, 10,000 trials; ``bs``:
 ``--paired-bs``, 1,000 replicates) both tools run as child processes with the same arguments,
 ``REF... -i SYS... -m bleu chrf [--paired-ar|--paired-bs] -f text`` (the first system in sorted
-order is the baseline), and each side's time is the best of ``--rounds`` CPU times (user + system
-of the child, start-up and imports included; the children may write bytecode caches, as installed
-tools do, so a first round pays for compiling and the best round does not). The two outputs must be equal byte for byte, the
-version in the signatures aside; a difference stops the benchmark. Needs ../shared/corpora (or
-``--corpora``/``BEAMBLEU_CORPORA``).
+order is the baseline), in turn in each of ``--rounds`` rounds (a change in the machine's load
+falls on both), and each side's time is the best of its CPU times (user + system of the child,
+start-up and imports included; the children may write bytecode caches, as installed tools do, so
+a first round pays for compiling and the best round does not). The two outputs must be equal byte
+for byte, the version in the signatures aside; a difference stops the benchmark. Needs
+../shared/corpora (or ``--corpora``/``BEAMBLEU_CORPORA``).
 """
 
 from __future__ import annotations
@@ -50,12 +51,15 @@ def run_cpu(cmd, cwd) -> tuple[float, bytes]:
     return usage.ru_utime + usage.ru_stime, b"".join(chunks)
 
 
-def best(cmd, cwd, rounds: int) -> tuple[float, bytes]:
-    times, out = [], b""
+def interleaved(cmds, cwd, rounds: int) -> list[tuple[float, bytes]]:
+    """(best CPU seconds, stdout) of each command, run one after another in each of ``rounds``
+    rounds, so that a change in the machine's load falls on every command alike."""
+    times, outs = [[] for _ in cmds], [b""] * len(cmds)
     for _ in range(rounds):
-        t, out = run_cpu(cmd, cwd)
-        times.append(t)
-    return min(times), out
+        for i, cmd in enumerate(cmds):
+            t, outs[i] = run_cpu(cmd, cwd)
+            times[i].append(t)
+    return [(min(t), out) for t, out in zip(times, outs)]
 
 
 def main(argv=None) -> None:
@@ -84,8 +88,8 @@ def main(argv=None) -> None:
     print(f"{'test':<8}{'sacrebleu':>12}{'beambleu':>12}{'ratio':>10}")
     for test in tests:
         argv_ = [*refs, "-i", *systems, "-m", "bleu", "chrf", *TESTS[test], "-f", "text"]
-        theirs, t_out = best([tools["sacrebleu"], *argv_], folder, args.rounds)
-        ours, o_out = best([tools["beambleu"], "score", *argv_], folder, args.rounds)
+        cmds = [[tools["sacrebleu"], *argv_], [tools["beambleu"], "score", *argv_]]
+        (theirs, t_out), (ours, o_out) = interleaved(cmds, folder, args.rounds)
         if _VERSION.sub(b"", t_out) != _VERSION.sub(b"", o_out):
             raise SystemExit(f"benchmarks.significance: {test}: the outputs differ")
         print(f"{test:<8}{theirs:>12.2f}{ours:>12.2f}{theirs / ours:>9.1f}x")

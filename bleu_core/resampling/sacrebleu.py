@@ -7,12 +7,14 @@ approximate randomization trial is a row of ``Generator.integers(2, dtype=bool)`
 at once), the pseudo-systems' statistics the matrix products of the coins with each system's
 statistics. Its p-values count the resampled differences strictly greater than the observed one.
 
-This module draws the same numbers from the same generator, but replicate by replicate (bootstrap)
-or in blocks of trials (randomization), so that memory is O(N x width) for the statistics plus one
-replicate's indices or one block's coins, never B x N:
+This module draws the same numbers from the same generator, but in chunks of replicates
+(bootstrap) or in blocks of trials (randomization), so that memory is O(N x width) for the
+statistics plus one chunk's indices or one block's coins, never B x N; the draws of every system
+of a paired test are made once and summed by one matrix product per chunk or block:
 
-- ``choice(N, size=(B, N))`` fills its output row after row from the same stream, so B calls of
-  ``choice(N, size=N)`` give the same rows (``tests/bleu_core/resampling/test_sacrebleu_resampling.py`` checks it);
+- ``choice(N, size=(B, N))`` fills its output row after row from the same stream, so chunks of
+  rows, or B calls of ``choice(N, size=N)``, give the same rows
+  (``tests/bleu_core/resampling/test_sacrebleu_resampling.py`` checks it);
 - ``integers(2, dtype=bool)`` takes its coins 32 at a time from one 32-bit draw and drops the
   unused ones at the end of a call, so a block of trials is the same as sacrebleu's rows only when
   it holds a multiple of 32 coins: :func:`trial_block` picks such blocks.
@@ -73,6 +75,8 @@ def trial_scores(metric, sums: np.ndarray) -> list:
 CHUNK_CELLS = 1 << 21
 #: float32 holds every integer up to 2**24 exactly
 F32_EXACT = float(2**24)
+#: most cells of the integer counts made at once for the multiplicities (fresh memory costs more than the calls)
+MULTIPLICITY_CELLS = 1 << 16
 
 
 def _integral(held: np.ndarray) -> bool:
@@ -83,21 +87,32 @@ def _integral(held: np.ndarray) -> bool:
 
 
 def _multiplicities(idx: np.ndarray, n_rows: int) -> np.ndarray:
-    """``float64[b, n_rows]``: how often each replicate (a row of ``idx``) draws each segment."""
-    b = len(idx)
-    flat = (np.arange(b, dtype=np.int64)[:, None] * n_rows + idx).ravel()
-    return np.bincount(flat, minlength=b * n_rows).reshape(b, n_rows).astype(np.float64)
+    """``float32[b, n_rows]`` (float64 past :data:`F32_EXACT` rows, where a count might not be a
+    float32 integer): how often each replicate (a row of ``idx``) draws each segment."""
+    counts = np.empty((len(idx), n_rows), dtype=np.float32 if n_rows <= F32_EXACT else np.float64)
+    step = max(1, MULTIPLICITY_CELLS // max(n_rows, 1))
+    for first in range(0, len(idx), step):  # a few replicates at a time: small integer temporaries
+        part = idx[first:first + step]
+        flat = (np.arange(len(part), dtype=np.int64)[:, None] * n_rows + part).ravel()
+        counts[first:first + len(part)] = np.bincount(flat, minlength=len(part) * n_rows).reshape(len(part), n_rows)
+    return counts
 
 
-def _replicate_sums(held: np.ndarray, exact: bool, idx: np.ndarray, counts) -> np.ndarray:
+def _replicate_sums(held: np.ndarray, exact: bool, idx: np.ndarray, counts, product=None) -> np.ndarray:
     """sacrebleu's ``held[i].sum(0)`` (float32, row after row) of every index row ``i`` of ``idx``:
-    as the product of the multiplicities with the statistics when that is exact, else (and for any
-    replicate whose sums leave float32's exact integers) by sacrebleu's own sum."""
+    as the product of the multiplicities with the statistics (``product``, when a wider product
+    has it already) when that is exact, else (and for any replicate whose sums reach float32's
+    last exact integer) by sacrebleu's own sum. The product of float32 multiplicities and integer
+    statistics is computed in float32 and is exact below 2**24: every term and partial sum is a
+    non-negative integer no greater than the total, and a total at or past 2**24 rounds to at
+    least 2**24 (rounding is monotonic and 2**24 is a float32), which sends its replicate to
+    sacrebleu's sum."""
     if not exact:
         return np.stack([held[i].sum(0) for i in idx]) if len(idx) else np.zeros((0, held.shape[1]), np.float32)
-    sums = counts @ held.astype(np.float64)
-    big = np.flatnonzero((sums > F32_EXACT).any(axis=1)) if sums.size else []
-    sums = sums.astype(np.float32)
+    if product is None:
+        product = counts @ held.astype(counts.dtype)
+    big = np.flatnonzero((product >= F32_EXACT).any(axis=1)) if product.size else []
+    sums = product.astype(np.float32)
     for r in big:
         sums[r] = held[idx[r]].sum(0)
     return sums
@@ -113,20 +128,51 @@ def bootstrap_scores(metrics: Sequence, stats: Sequence[np.ndarray], n: int, see
     return _bootstrap(metrics, [stats], n, np.random.default_rng(seed))[0]
 
 
+def _side_by_side(blocks: Sequence[np.ndarray], dtype):
+    """(the matrices ``blocks`` side by side as one ``dtype`` matrix, or None when there are none;
+    each one's columns in it)."""
+    at, width = [], 0
+    for block in blocks:
+        at.append(slice(width, width + block.shape[1]))
+        width += block.shape[1]
+    return (np.hstack([b.astype(dtype) for b in blocks]) if blocks else None), at
+
+
+def _scores_of_many(score, metric, sums: Sequence[np.ndarray]) -> List[list]:
+    """``score(metric, s)`` of every matrix of sums in ``sums`` (rows are scored one by one, so one
+    call on all of them at once gives the same values and types)."""
+    every = score(metric, np.concatenate(sums)) if len(sums) > 1 else score(metric, sums[0])
+    out, at = [], 0
+    for s in sums:
+        out.append(every[at:at + len(s)])
+        at += len(s)
+    return out
+
+
 def _bootstrap(metrics: Sequence, systems: Sequence[Sequence[np.ndarray]], n: int, rng) -> List[List[list]]:
     held = [[np.asarray(s, dtype=np.float32) for s in stats] for stats in systems]
     exact = [[_integral(h) for h in per] for per in held]
     n_rows = len(held[0][0])
     chunk = max(1, min(n, CHUNK_CELLS // max(n_rows, 1)))
+    # every system's and metric's integer statistics side by side: one product per chunk for all
+    parts = [(k, m) for k in range(len(systems)) for m in range(len(metrics)) if exact[k][m]]
+    dtype = np.float32 if n_rows <= F32_EXACT else np.float64
+    wide, at = _side_by_side([held[k][m] for k, m in parts], dtype)
+    columns = dict(zip(parts, at))
     out: List[List[list]] = [[[] for _ in metrics] for _ in systems]
     done = 0
     while done < n:
         b = min(chunk, n - done)
-        idx = np.stack([rng.choice(n_rows, size=n_rows, replace=True) for _ in range(b)])
-        counts = _multiplicities(idx, n_rows) if any(map(any, exact)) else None
-        for k in range(len(systems)):
-            for m, metric in enumerate(metrics):
-                out[k][m].extend(replicate_scores(metric, _replicate_sums(held[k][m], exact[k][m], idx, counts)))
+        # one call draws the rows b calls of choice(N, size=N) draw (tests/bleu_core/resampling checks it)
+        idx = rng.choice(n_rows, size=(b, n_rows), replace=True)
+        counts = _multiplicities(idx, n_rows) if parts else None
+        product = counts @ wide if parts else None
+        for m, metric in enumerate(metrics):
+            sums = [_replicate_sums(held[k][m], exact[k][m], idx, counts,
+                                    product[:, columns[k, m]] if exact[k][m] else None)
+                    for k in range(len(systems))]
+            for k, scores in enumerate(_scores_of_many(replicate_scores, metric, sums)):
+                out[k][m].extend(scores)
         done += b
     return out
 
@@ -148,39 +194,50 @@ def _randomization(metrics: Sequence, base: Sequence[np.ndarray], systems: Seque
     share, drawn from ``rng`` a block at a time (left after the coins). A_t takes the baseline's
     statistics where the trial's coin is set, the system's elsewhere, B_t the opposite. sacrebleu
     computes them as ``pos @ base + ~pos @ system`` and the opposite; for integer statistics the
-    same exact sums come from one float64 product per block for every system and metric,
+    same exact sums come from one product per block for every system and metric,
     ``A = sum(system) + coins @ (base - system)``, ``B = sum(base) - coins @ (base - system)``
-    (exact while the sums stay below 2**52); fractional statistics (TER's average lengths) keep
-    sacrebleu's products."""
+    (exact while the sums stay below 2**52; the product is float32 when the absolute differences
+    of every column add up to less than 2**24, so that each of its partial sums is a float32
+    integer, else float64); fractional statistics (TER's average lengths) keep sacrebleu's
+    products. Each block's pseudo-systems are scored once per metric, every system's at once (a
+    row's score depends on that row alone)."""
     n_rows = len(base[0])
     block = trial_block(n_rows, n)
     ints = [base[i].dtype.kind in "iu" and _exact_in_float64(base[i], *(s[i] for s in systems))
             for i in range(len(metrics))]
-    columns, at, width = [], {}, 0
-    for k, system in enumerate(systems):
-        for m in range(len(metrics)):
-            if ints[m]:
-                at[k, m] = slice(width, width + base[m].shape[1])
-                width += base[m].shape[1]
-                columns.append((base[m] - system[m]).astype(np.float64))
-    differences = np.hstack(columns) if columns else None
+    parts = [(k, m) for k in range(len(systems)) for m in range(len(metrics)) if ints[m]]
+    differences = [base[m] - systems[k][m] for k, m in parts]
+    small = all(d.size == 0 or np.abs(d).sum(0).max() < F32_EXACT for d in differences)
+    dtype = np.float32 if small else np.float64
+    wide, at = _side_by_side(differences, dtype)
+    columns = dict(zip(parts, at))
     base_totals = [b.sum(0).astype(np.float64) for b in base]
     totals = [[s.sum(0).astype(np.float64) for s in system] for system in systems]
     diffs = [[[] for _ in metrics] for _ in systems]
+    coins = np.empty((block, n_rows), dtype=dtype) if parts else None  # one buffer: fresh pages cost
     done = 0
     while done < n:
         t = min(block, n - done)
         pos = rng.integers(2, size=(t, n_rows), dtype=bool)
         neg = None if all(ints) else ~pos
-        product = pos.astype(np.float64) @ differences if differences is not None else None
-        for k, system in enumerate(systems):
-            for m, metric in enumerate(metrics):
-                if ints[m]:
-                    p = product[:, at[k, m]]
-                    a, b = totals[k][m] + p, base_totals[m] - p
-                else:
-                    a, b = pos @ base[m] + neg @ system[m], neg @ base[m] + pos @ system[m]
-                diffs[k][m].append(np.abs(np.array(trial_scores(metric, a)) - np.array(trial_scores(metric, b))))
+        if parts:
+            np.copyto(coins[:t], pos)
+            product = coins[:t] @ wide
+        for m, metric in enumerate(metrics):
+            # A_t and B_t of every system, one after another
+            if ints[m]:
+                sides = np.empty((2 * len(systems), t, base[m].shape[1]), dtype=np.float64)
+                for k in range(len(systems)):
+                    p = product[:, columns[k, m]]
+                    np.add(totals[k][m], p, out=sides[2 * k])
+                    np.subtract(base_totals[m], p, out=sides[2 * k + 1])
+            else:
+                sides = np.stack([side for system in systems for side in
+                                  (pos @ base[m] + neg @ system[m], neg @ base[m] + pos @ system[m])])
+            scores = trial_scores(metric, sides.reshape(-1, sides.shape[2]))
+            for k in range(len(systems)):
+                a, b = scores[2 * k * t:(2 * k + 1) * t], scores[(2 * k + 1) * t:(2 * k + 2) * t]
+                diffs[k][m].append(np.abs(np.array(a) - np.array(b)))
         done += t
     return [[np.concatenate(d) if d else np.zeros(0) for d in per] for per in diffs]
 

@@ -5,6 +5,7 @@ the lengths made ints and the n-gram counts left float32 scalars."""
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 
@@ -22,6 +23,37 @@ __all__ = ["BleuArithmetic", "bleu_rows"]
 # the sum of the logarithms stay Python's own ``math.log``, ``math.exp`` and ``sum``, mapped over the
 # rows; a row off that path (an order with no candidate n-grams, no matches at all, an empty
 # reference side, BLEU weights, chrF's eps smoothing) is scored by the scalar function.
+
+
+if sys.version_info < (3, 12):
+    def _sum_of_columns(columns: list) -> np.ndarray:
+        """Python's ``sum`` of each row of float columns: before 3.12 it adds them one after another
+        to 0, as these column adds do."""
+        total = np.zeros(len(columns[0]), dtype=np.float64)
+        for column in columns:
+            total = total + column
+        return total
+else:
+    def _sum_of_columns(columns: list) -> np.ndarray:
+        """Python's ``sum`` of each row of float columns (compensated since 3.12)."""
+        return np.array(list(map(sum, zip(*(c.tolist() for c in columns)))), dtype=np.float64)
+
+
+def _my_logs(values: np.ndarray) -> np.ndarray:
+    """sacrebleu's ``my_log`` of every value: ``math.log``, and -9999999999 for 0.0 (as the float
+    ``sum()`` adds it)."""
+    positive = values != 0
+    if positive.all():
+        return _each(math.log, values)
+    logs = np.full(len(values), -9999999999.0)
+    logs[positive] = _each(math.log, values[positive])
+    return logs
+
+
+def _each(function, values: np.ndarray) -> np.ndarray:
+    """``function`` (``math.log``, ``math.exp``) of every float64 value, as Python floats see them."""
+    return np.fromiter(map(function, memoryview(np.ascontiguousarray(values, dtype=np.float64))), np.float64,
+                       len(values))
 
 
 def bleu_rows(metric, sums: np.ndarray, f32: bool):
@@ -59,12 +91,9 @@ def bleu_rows(metric, sums: np.ndarray, f32: bool):
     on = np.flatnonzero(~off)
     scores = np.zeros(n, dtype=np.float64)
     if len(on):
-        prec = np.column_stack([pr[on] for pr in precisions])
-        logs = np.full(prec.shape, -9999999999.0)  # my_log(0.0), which sum() adds as the same number
-        positive = prec != 0
-        logs[positive] = list(map(math.log, prec[positive].tolist()))
-        total_log = np.array(list(map(sum, logs.tolist())), dtype=np.float64)
-        exps = np.array(list(map(math.exp, (total_log / order).tolist())), dtype=np.float64)
+        everywhere = len(on) == n
+        total_log = _sum_of_columns([_my_logs(pr if everywhere else pr[on]) for pr in precisions])
+        exps = _each(math.exp, total_log / order)
         s, r = sys_len[on], ref_len[on]
         bp = np.ones(len(on), dtype=np.float64)
         short = np.flatnonzero(s < r)
@@ -91,8 +120,8 @@ class BleuArithmetic(SacrebleuArithmetic):
         return self.fill(scores.tolist(), off, self.replicate_score, sums)
 
     def trial_scores(self, sums: np.ndarray) -> list:
-        if sums.size and np.abs(sums).max() >= 2**53:
+        if sums.size and max(sums.max(), -sums.min()) >= 2**53:
             return super().trial_scores(sums)
-        f64 = sums.astype(np.float64)
+        f64 = np.asarray(sums, dtype=np.float64)
         scores, off = bleu_rows(self.metric, f64, False)
         return self.fill(scores.tolist(), off, lambda row: self.trial_score(row.astype(np.int64)), f64)

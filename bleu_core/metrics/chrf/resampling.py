@@ -56,8 +56,8 @@ class ChrfArithmetic(SacrebleuArithmetic):
         return self.fill(list(scores), off, self.replicate_score, sums)
 
     def trial_scores(self, sums: np.ndarray) -> list:
-        if sums.size and np.abs(sums).max() >= 2**53:
+        if sums.size and max(sums.max(), -sums.min()) >= 2**53:
             return super().trial_scores(sums)
-        f64 = sums.astype(np.float64)
+        f64 = np.asarray(sums, dtype=np.float64)
         scores, off = chrf_rows(self.metric, f64)
         return self.fill(scores.tolist(), off, lambda row: self.trial_score(row.astype(np.int64)), f64)

@@ -43,6 +43,6 @@ class TerArithmetic(SacrebleuArithmetic):
         return self.fill(list(scores), off, self.replicate_score, sums)
 
     def trial_scores(self, sums: np.ndarray) -> list:
-        f64 = sums.astype(np.float64)
+        f64 = np.asarray(sums, dtype=np.float64)
         scores, off = ter_rows(f64)
         return self.fill(scores.tolist(), off, self.trial_score, f64)
