@@ -33,7 +33,15 @@
  *     module) arrive as a flag table computed in Python from that library;
  *   - n-grams are compared exactly (token ids, then id sequences); hashes only
  *     pick the bucket, so collisions cannot change a count; unigrams of the
- *     candidate's interned ids are counted in arrays indexed by id;
+ *     candidate's interned ids are counted in arrays indexed by id; stats's rows
+ *     of order <= 4 with fewer than 65,536 distinct candidate tokens pack each
+ *     n-gram's dense ids into one 64-bit key (16 bits an id), compared as one
+ *     integer, and count the clipped matches as the references are read;
+ *   - 13a without lowercase validates UTF-8 in the scan that splits the text
+ *     (split_regexp decodes each multi-byte character it meets; whitespace is
+ *     a bitmap of the BMP made from Py_UNICODE_ISSPACE), and splits before its
+ *     rewrites, which only text with '<', '&' or a newline needs: that text is
+ *     split again after them (segment_tokens);
  *   - clipping uses the maximum count in any single reference and r is the
  *     closest reference length, ties to the shorter one.
  */
@@ -105,6 +113,8 @@ enum { STAGE_NORMALISE = 1, STAGE_TOKENIZE = 2 };
 
 typedef struct {
     int tokenizer, lowercase, order;
+    int unchecked; /* the current segment's text is not yet validated as UTF-8: split_regexp does it */
+    int rewrites;  /* split_regexp met a '<', '&' or newline in unchecked text (see segment_tokens) */
     const uint8_t *flags; /* UNI_SIZE bytes, or NULL when the tokenizer needs none */
     Buf a, b, lower;      /* scratch for the tokenizer passes */
     Buf arena;            /* final text of every segment of the current pair */
@@ -118,6 +128,12 @@ typedef struct {
     struct ng { uint64_t h; int32_t start, n, hyp, rmax, rcur, rseen; } *ng;
     Py_ssize_t ng_cap, ng_mask;
     int32_t *ng_used; Py_ssize_t ng_nused;
+    /* the n-gram table of rows packed into 64-bit keys (packed: stats's rows of order <= 4 whose
+       hypothesis has at most PK_IDS distinct tokens): an n-gram of dense ids is the key
+       (id_1 + 1) | (id_2 + 1) << 16 | ..., so keys compare as one integer and say their order; an
+       entry is in use when its gen is the row's (nothing to clear between rows) */
+    struct pk { uint64_t key; uint32_t gen; int32_t hyp, rmax, rcur, rseen; } *pk;
+    Py_ssize_t pk_cap, pk_mask; uint32_t pk_gen; int packed;
     /* unigrams when the hypothesis ids are dense (0..n_uniq-1, as intern_hyp numbers them): per id,
        its count in the hypothesis, the highest in one reference, the count in reference u_rseen */
     int dense;
@@ -133,7 +149,7 @@ static void k_free(K *k) {
     free(k->tok_start.p); free(k->tok_len.p); free(k->tok_hash);
     free(k->tk_slot); free(k->tk_hash);
     free(k->hyp_ids.p); free(k->ref_ids.p); free(k->touched.p);
-    free(k->ng); free(k->ng_used);
+    free(k->ng); free(k->ng_used); free(k->pk);
     free(k->u_hyp); free(k->u_rmax); free(k->u_rcur); free(k->u_rseen);
     free(k->row); free(k->reflens); free(k->rstart);
 }
@@ -218,18 +234,47 @@ static const uint8_t *byte_classes(void) {
 
 static inline int is_digit(uint32_t c) { return c >= '0' && c <= '9'; }
 
+/* is_space of the BMP as a bitmap, made from Py_UNICODE_ISSPACE on the first call that needs it
+   (space_bitmap, from k_options, with the GIL held); above the BMP the predicate itself. */
+static uint64_t space_bmp[0x10000 / 64];
+
+static void space_bitmap(void) {
+    static int init = 0;
+    if (init) return;
+    for (uint32_t c = 0; c < 0x10000; c++)
+        if (is_space(c)) space_bmp[c >> 6] |= 1ULL << (c & 63);
+    init = 1;
+}
+
+static inline int is_space_fast(uint32_t c) {
+    return c < 0x10000 ? (int)((space_bmp[c >> 6] >> (c & 63)) & 1) : is_space(c);
+}
+
+static inline uint64_t hash_bytes(const uint8_t *s, Py_ssize_t n);
+
+/* Append the token arena[start..start+len) to the pair's token list, with its hash. */
 static inline void put_token(K *k, Py_ssize_t start, Py_ssize_t len) {
+    k->tok_hash[k->tok_start.len] = hash_bytes(k->arena.p + start, len);
     k->tok_start.p[k->tok_start.len++] = (int32_t)start;
     k->tok_len.p[k->tok_len.len++] = (int32_t)len;
 }
 
 /* The tokens of t[0..n) (at arena offset base) as 13a (pad) or zh (zh) leave them; returns
- * their number. The token lists have room for n + 1 more. */
-static Py_ssize_t split_regexp(K *k, const uint8_t *t, Py_ssize_t n, Py_ssize_t base, int pad, int zh) {
+ * their number, or -1 if check and the text is not valid UTF-8 (the multi-byte characters are
+ * decoded as they are met, so that validating costs no pass of its own). The token lists have
+ * room for n + 1 more. */
+static Py_ssize_t split_regexp(K *k, const uint8_t *t, Py_ssize_t n, Py_ssize_t base, int pad, int zh, int check) {
     const uint8_t *cls = byte_classes();
-    Py_ssize_t before = k->tok_start.len, st = -1, i = 0;
+    Py_ssize_t st = -1, i = 0;
     int m2prev = 0; /* t[i-1] is a '.'/',' matched by regex 2 */
-#define END_TOKEN() do { if (st >= 0) { put_token(k, base + st, i - st); st = -1; } } while (0)
+    int rewrites = 0; /* (check) a '<', '&' or newline met: k->rewrites */
+    /* the token lists in locals (put_token's stores through them would have K's fields reloaded) */
+    int32_t *ts = k->tok_start.p + k->tok_start.len, *tl = k->tok_len.p + k->tok_len.len, *ts0 = ts;
+    uint64_t *th = k->tok_hash + k->tok_start.len;
+    const uint8_t *arena = k->arena.p;
+#define PUT_TOKEN(start, len) do { *th++ = hash_bytes(arena + (start), (len)); *ts++ = (int32_t)(start); \
+                                   *tl++ = (int32_t)(len); } while (0)
+#define END_TOKEN() do { if (st >= 0) { PUT_TOKEN(base + st, i - st); st = -1; } } while (0)
     while (i < n) {
         uint8_t f = cls[t[i]];
         /* bit tests rather than equalities: the compiler made a jump table of these, and its
@@ -242,31 +287,45 @@ static Py_ssize_t split_regexp(K *k, const uint8_t *t, Py_ssize_t n, Py_ssize_t 
         } else if (f & C_SPACE) {
             END_TOKEN();
             m2prev = 0;
+            rewrites |= t[i] == '\n';
             i++;
         } else if (f & C_HIGH) {
-            int l = u8len(t[i]);
-            uint32_t cp = u8cp(t, i, l);
-            if (is_space(cp)) END_TOKEN();
-            else if (zh && (k->flags[cp] & F_ZH)) { END_TOKEN(); put_token(k, base + i, l); }
+            uint32_t cp;
+            int l;
+            if (check) {
+                if (!(l = u8dec(t, n, i, &cp))) return -1; /* the token lists' lengths unchanged */
+            } else {
+                l = u8len(t[i]);
+                cp = u8cp(t, i, l);
+            }
+            if (is_space_fast(cp)) END_TOKEN();
+            else if (zh && (k->flags[cp] & F_ZH)) { END_TOKEN(); PUT_TOKEN(base + i, l); }
             else if (st < 0) st = i;
             m2prev = 0;
             i += l;
         } else {
             int iso = 0, m2 = 0;
-            if (f & C_PUNCT) iso = 1;
+            if (f & C_PUNCT) {
+                iso = 1;
+                rewrites |= t[i] == '<' || t[i] == '&';
+            }
             else if (f & C_DOT) {
                 m2 = (i > 0 ? !is_digit(t[i - 1]) : pad) && !m2prev;
                 iso = m2 || (i + 1 < n ? !is_digit(t[i + 1]) : pad);
             } else if (f & C_DASH) iso = i > 0 && is_digit(t[i - 1]);
             m2prev = m2;
-            if (iso) { END_TOKEN(); put_token(k, base + i, 1); }
+            if (iso) { END_TOKEN(); PUT_TOKEN(base + i, 1); }
             else if (st < 0) st = i; /* C_NUL, or a '.', ',' or '-' that stays in its token */
             i++;
         }
     }
     END_TOKEN();
 #undef END_TOKEN
-    return k->tok_start.len - before;
+#undef PUT_TOKEN
+    if (check) k->rewrites = rewrites;
+    k->tok_start.len += ts - ts0;
+    k->tok_len.len += ts - ts0;
+    return ts - ts0;
 }
 
 /* intl: (\P{N})(\p{P}) -> "\1 \2 " */
@@ -365,13 +424,24 @@ static int lower_segment(K *k, const uint8_t **ps, Py_ssize_t *pn) {
     return ST_OK;
 }
 
-/* Length of s once trailing whitespace is removed (str.rstrip()). */
-static Py_ssize_t rstrip_len(const uint8_t *s, Py_ssize_t n) {
+/* Length of s once trailing whitespace is removed (str.rstrip()). In text not yet validated
+ * (check), it stops at bytes that are not one valid character ending the text: those stay for
+ * the validation that follows, and what it removes was valid. */
+static Py_ssize_t rstrip_len(const uint8_t *s, Py_ssize_t n, int check) {
     while (n > 0) {
         Py_ssize_t j = n - 1;
-        while (j > 0 && (s[j] & 0xC0) == 0x80) j--;
-        uint32_t cp = u8cp(s, j, u8len(s[j]));
-        if (!is_space(cp)) break;
+        uint32_t cp;
+        if (s[j] < 0x80) {
+            cp = s[j];
+        } else {
+            while (j > 0 && n - j < 4 && (s[j] & 0xC0) == 0x80) j--;
+            if (check) {
+                if (u8dec(s, n, j, &cp) != n - j) break;
+            } else {
+                cp = u8cp(s, j, u8len(s[j]));
+            }
+        }
+        if (!is_space_fast(cp)) break;
         n = j;
     }
     return n;
@@ -381,13 +451,11 @@ static Py_ssize_t lstrip_off(const uint8_t *s, Py_ssize_t n) {
     Py_ssize_t i = 0;
     while (i < n) {
         int l = u8len(s[i]);
-        if (!is_space(u8cp(s, i, l))) break;
+        if (!is_space_fast(u8cp(s, i, l))) break;
         i += l;
     }
     return i;
 }
-
-static inline uint64_t hash_bytes(const uint8_t *s, Py_ssize_t n);
 
 /* Whether s[0..n) is valid UTF-8 (eight ASCII bytes at a time where it can). */
 static int valid_utf8(const uint8_t *s, Py_ssize_t n) {
@@ -408,15 +476,25 @@ static int valid_utf8(const uint8_t *s, Py_ssize_t n) {
 }
 
 /* The text sacrebleu's tokenizers start from: s[0..n) validated as UTF-8 (every later pass
- * relies on it), lowercased (lowercase) and right-stripped, into *ps and *pn. A status. */
+ * relies on it), lowercased (lowercase) and right-stripped, into *ps and *pn. A status.
+ * 13a without lowercase leaves the validation to split_regexp's one scan (k->unchecked), unless
+ * rewrite changes the text first (rewrite validates it then). */
 static int normalise(K *k, const uint8_t **ps, Py_ssize_t *pn) {
-    if (!valid_utf8(*ps, *pn)) return bad(k, "invalid UTF-8");
+    k->unchecked = k->tokenizer == TOK_13A && !k->lowercase;
+    if (!k->unchecked && !valid_utf8(*ps, *pn)) return bad(k, "invalid UTF-8");
     if (k->lowercase) {
         int st = lower_segment(k, ps, pn);
         if (st != ST_OK) return st;
     }
-    *pn = rstrip_len(*ps, *pn);
+    *pn = rstrip_len(*ps, *pn, k->unchecked);
     return ST_OK;
+}
+
+/* The validation normalise left to split_regexp, done now (before the text changes). A status. */
+static int check_now(K *k, const uint8_t *s, Py_ssize_t n) {
+    if (!k->unchecked) return ST_OK;
+    k->unchecked = 0;
+    return valid_utf8(s, n) ? ST_OK : bad(k, "invalid UTF-8");
 }
 
 /* The tokenizer's passes that rewrite the normalised text *ps, *pn (13a's replacements, zh's strip,
@@ -430,6 +508,7 @@ static int rewrite(K *k, const uint8_t **ps, Py_ssize_t *pn) {
 
     switch (k->tokenizer) {
     case TOK_13A:
+        if (check_now(k, cur, cn) != ST_OK) return ST_BAD; /* segment_tokens validated it: a no-op */
         if (memchr(cur, '<', (size_t)cn) && contains(cur, cn, "<skipped>"))
             STEP(replace_all(cur, cn, "<skipped>", "", A));
         if (memchr(cur, '\n', (size_t)cn)) {
@@ -468,7 +547,7 @@ static Py_ssize_t split_chars(K *k, const uint8_t *t, Py_ssize_t n, Py_ssize_t b
     Py_ssize_t ntok = 0, i = 0;
     while (i < n) {
         int l = u8len(t[i]);
-        if (!is_space(u8cp(t, i, l))) { put_token(k, base + i, l); ntok++; }
+        if (!is_space_fast(u8cp(t, i, l))) { put_token(k, base + i, l); ntok++; }
         i += l;
     }
     return ntok;
@@ -483,7 +562,7 @@ static Py_ssize_t split_space(K *k, const uint8_t *t, Py_ssize_t n, Py_ssize_t b
             if (_Py_ascii_whitespace[c]) { i++; continue; }
         } else {
             int l = u8len(c);
-            if (is_space(u8cp(t, i, l))) { i += l; continue; }
+            if (is_space_fast(u8cp(t, i, l))) { i += l; continue; }
         }
         Py_ssize_t st = i;
         while (i < n) {
@@ -493,7 +572,7 @@ static Py_ssize_t split_space(K *k, const uint8_t *t, Py_ssize_t n, Py_ssize_t b
                 i++;
             } else {
                 int l = u8len(c);
-                if (is_space(u8cp(t, i, l))) break;
+                if (is_space_fast(u8cp(t, i, l))) break;
                 i += l;
             }
         }
@@ -508,12 +587,13 @@ static Py_ssize_t split_space(K *k, const uint8_t *t, Py_ssize_t n, Py_ssize_t b
  * token list. Returns the number of tokens, or a status < 0. */
 static Py_ssize_t split_tokens(K *k, const uint8_t *s, Py_ssize_t n) {
     Py_ssize_t base = k->arena.len;
-    if (n > (Py_ssize_t)INT32_MAX - 8 - base) return bad(k, "text too long (over 2**31 - 1 bytes in one pair)");
+    if (n > (Py_ssize_t)INT32_MAX - 8 - base)
+        return check_now(k, s, n) != ST_OK ? ST_BAD : bad(k, "text too long (over 2**31 - 1 bytes in one pair)");
     if (buf_reserve(&k->arena, n + 8) < 0) return ST_NOMEM;
     buf_put(&k->arena, s, n);
     memset(k->arena.p + k->arena.len, 0, 8);
     const uint8_t *t = k->arena.p + base;
-    Py_ssize_t ntok, first = k->tok_start.len;
+    Py_ssize_t ntok;
     if (ibuf_reserve(&k->tok_start, n + 1) < 0 || ibuf_reserve(&k->tok_len, n + 1) < 0) return ST_NOMEM;
     if (k->tok_hash_cap < k->tok_start.cap) {
         uint64_t *p = (uint64_t *)realloc(k->tok_hash, (size_t)k->tok_start.cap * sizeof(uint64_t));
@@ -521,22 +601,35 @@ static Py_ssize_t split_tokens(K *k, const uint8_t *s, Py_ssize_t n) {
         k->tok_hash = p;
         k->tok_hash_cap = k->tok_start.cap;
     }
-    if (k->tokenizer == TOK_13A || k->tokenizer == TOK_ZH)
-        ntok = split_regexp(k, t, n, base, k->tokenizer == TOK_13A, k->tokenizer == TOK_ZH);
+    if (k->tokenizer == TOK_13A || k->tokenizer == TOK_ZH) {
+        ntok = split_regexp(k, t, n, base, k->tokenizer == TOK_13A, k->tokenizer == TOK_ZH, k->unchecked);
+        if (ntok < 0) return bad(k, "invalid UTF-8");
+    }
     else if (k->tokenizer == TOK_CHAR)
         ntok = split_chars(k, t, n, base);
     else
         ntok = split_space(k, t, n, base);
-    for (Py_ssize_t j = first; j < first + ntok; j++)
-        k->tok_hash[j] = hash_bytes(k->arena.p + k->tok_start.p[j], k->tok_len.p[j]);
     return ntok;
 }
 
 /* Tokenize one segment (normalise, rewrite, split_tokens) and append its tokens to the pair's
- * token list. Returns the number of tokens, or a status < 0. */
+ * token list. Returns the number of tokens, or a status < 0.
+ *
+ * 13a without lowercase splits the normalised text at once, in the scan that validates it
+ * (k->unchecked): rewrite changes only text with a '<', '&' or newline, which that scan notes
+ * (k->rewrites); such text (rare) is split again, rewritten first, its first tokens dropped. */
 static Py_ssize_t segment_tokens(K *k, const uint8_t *s, Py_ssize_t n) {
     int st = normalise(k, &s, &n);
-    if (st == ST_OK) st = rewrite(k, &s, &n);
+    if (st != ST_OK) return st;
+    if (k->unchecked) {
+        Py_ssize_t a0 = k->arena.len, t0 = k->tok_start.len;
+        k->rewrites = 0;
+        Py_ssize_t nt = split_tokens(k, s, n);
+        if (nt < 0 || !k->rewrites) return nt;
+        k->unchecked = 0; /* the scan found it valid */
+        k->arena.len = a0; k->tok_start.len = t0; k->tok_len.len = t0;
+    }
+    st = rewrite(k, &s, &n);
     return st != ST_OK ? st : split_tokens(k, s, n);
 }
 
@@ -585,6 +678,18 @@ static int unigrams_reserve(K *k, Py_ssize_t n) {
     return ST_OK;
 }
 
+/* Whether the tokens a[0..l) and b[0..l) (in the arena, which has 8 readable bytes past any token
+   start) are equal: one masked 8-byte comparison for the short ones, memcmp for the others. */
+static inline int same_token(const uint8_t *a, const uint8_t *b, int32_t l) {
+    if (l <= 8) {
+        uint64_t x, y;
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        return !((x ^ y) & (l == 8 ? ~0ULL : (1ULL << (8 * l)) - 1));
+    }
+    return memcmp(a, b, (size_t)l) == 0;
+}
+
 /* Intern the hypothesis tokens [t0, t0+nt) into ids 0..; fills hyp_ids, and the ids are dense. A
    status. */
 static int intern_hyp(K *k, Py_ssize_t t0, Py_ssize_t nt) {
@@ -613,7 +718,7 @@ static int intern_hyp(K *k, Py_ssize_t t0, Py_ssize_t nt) {
             if (k->tk_hash[pos] == h) {
                 /* tk_slot holds the token index (into the token list) of the first occurrence */
                 int32_t tl = k->tok_len.p[sl];
-                if (tl == l && memcmp(k->arena.p + k->tok_start.p[sl], s, (size_t)l) == 0) {
+                if (tl == l && same_token(k->arena.p + k->tok_start.p[sl], s, l)) {
                     id = k->hyp_ids.p[sl - t0];
                     break;
                 }
@@ -643,7 +748,7 @@ static inline int32_t lookup_token(K *k, Py_ssize_t t0, Py_ssize_t ti) {
         if (sl < 0) return -1;
         if (k->tk_hash[pos] == h) {
             int32_t tl = k->tok_len.p[sl];
-            if (tl == l && memcmp(k->arena.p + k->tok_start.p[sl], s, (size_t)l) == 0)
+            if (tl == l && same_token(k->arena.p + k->tok_start.p[sl], s, l))
                 return k->hyp_ids.p[sl - t0];
         }
         pos = (pos + 1) & m;
@@ -787,6 +892,146 @@ static void finish_row(K *k, int64_t *row, Py_ssize_t nh, const int64_t *reflens
     }
 }
 
+/* ------------------------------------------- the packed n-gram table (stats, order <= 4) */
+
+/* the most distinct tokens a hypothesis has for its n-grams to be packed: ids + 1 in 16 bits */
+#define PK_IDS 65535
+
+/* Whether stats's current row (intern_hyp's dense ids) is counted in the packed table. */
+static inline int use_packed(const K *k) { return k->dense && k->order <= 4 && k->n_uniq <= PK_IDS; }
+
+/* The packed table sized for the n-grams (orders 2..) of nhyp tokens, emptied (a new gen). A status. */
+static int pk_prepare(K *k, Py_ssize_t nhyp) {
+    Py_ssize_t want = pow2_at_least(2 * (nhyp * (k->order - 1)) + 2);
+    if (want > k->pk_cap) {
+        free(k->pk);
+        k->pk = calloc((size_t)want, sizeof(*k->pk));
+        if (!k->pk) { k->pk_cap = 0; return ST_NOMEM; }
+        k->pk_cap = want;
+        k->pk_gen = 0;
+    }
+    if (++k->pk_gen == 0) { /* after 2**32 rows: clear the gens once */
+        memset(k->pk, 0, (size_t)k->pk_cap * sizeof(*k->pk));
+        k->pk_gen = 1;
+    }
+    k->pk_mask = want - 1;
+    return ST_OK;
+}
+
+/* The packed table of a row, held in locals (stores through its entries cannot then be taken for
+   stores to K, which kept the compiler reloading K's fields). */
+typedef struct {
+    struct pk *tab;
+    Py_ssize_t mask;
+    uint32_t gen;
+} PkTab;
+
+static inline PkTab pk_tab(const K *k) {
+    PkTab t = {k->pk, k->pk_mask, k->pk_gen};
+    return t;
+}
+
+static inline struct pk *pk_insert(PkTab t, uint64_t key) {
+    Py_ssize_t pos = (Py_ssize_t)((key * 0x9E3779B97F4A7C15ULL) >> 32) & t.mask;
+    for (;;) {
+        struct pk *e = &t.tab[pos];
+        if (e->gen != t.gen) {
+            e->key = key; e->gen = t.gen; e->hyp = 0; e->rmax = 0; e->rcur = 0; e->rseen = -1;
+            return e;
+        }
+        if (e->key == key) return e;
+        pos = (pos + 1) & t.mask;
+    }
+}
+
+static inline struct pk *pk_find(PkTab t, uint64_t key) {
+    Py_ssize_t pos = (Py_ssize_t)((key * 0x9E3779B97F4A7C15ULL) >> 32) & t.mask;
+    for (;;) {
+        struct pk *e = &t.tab[pos];
+        if (e->gen != t.gen) return NULL;
+        if (e->key == key) return e;
+        pos = (pos + 1) & t.mask;
+    }
+}
+
+/* count_hyp in the packed table: unigrams in their arrays, longer n-grams by key. A status. */
+static int count_hyp_packed(K *k, Py_ssize_t nh, int64_t *row, Py_ssize_t K2) {
+    int st = pk_prepare(k, nh);
+    if (st == ST_OK) st = unigrams_reserve(k, k->n_uniq);
+    if (st != ST_OK) return st;
+    memset(row, 0, (size_t)K2 * sizeof(int64_t));
+    const int32_t *hid = k->hyp_ids.p;
+    int32_t *u_hyp = k->u_hyp;
+    int32_t order = k->order;
+    PkTab t = pk_tab(k);
+    Py_ssize_t i = 0;
+    if (order == 4) /* the usual order, unrolled */
+        for (; i + 4 <= nh; i++) {
+            u_hyp[hid[i]]++;
+            uint64_t key = ((uint64_t)hid[i] + 1) | ((uint64_t)hid[i + 1] + 1) << 16;
+            pk_insert(t, key)->hyp++;
+            key |= ((uint64_t)hid[i + 2] + 1) << 32;
+            pk_insert(t, key)->hyp++;
+            key |= ((uint64_t)hid[i + 3] + 1) << 48;
+            pk_insert(t, key)->hyp++;
+        }
+    for (; i < nh; i++) {
+        u_hyp[hid[i]]++;
+        uint64_t key = (uint64_t)hid[i] + 1;
+        Py_ssize_t top = nh - i < order ? nh - i : order; /* the longest n-gram starting at i */
+        for (Py_ssize_t g = 2; g <= top; g++) {
+            key |= ((uint64_t)hid[i + g - 1] + 1) << (16 * (g - 1));
+            pk_insert(t, key)->hyp++;
+        }
+    }
+    hyp_totals(row, nh, order);
+    return ST_OK;
+}
+
+/* count_ref in the packed table, with the matches counted as they come: an n-gram's clipped count
+   min(hyp, highest count in one reference) grows by one exactly when that highest count grows to
+   a value <= hyp. */
+static void count_ref_packed(K *k, const int32_t *rid, Py_ssize_t nr, Py_ssize_t nref, int64_t *row) {
+    int32_t order = k->order;
+    int32_t *u_hyp = k->u_hyp, *u_rmax = k->u_rmax, *u_rcur = k->u_rcur, *u_rseen = k->u_rseen;
+    int64_t matches[4] = {0, 0, 0, 0};
+    PkTab t = pk_tab(k);
+    for (Py_ssize_t i = 0; i < nr; i++) {
+        int32_t u = rid[i];
+        if (u < 0) continue;
+        if (u_rseen[u] != nref) { u_rseen[u] = (int32_t)nref; u_rcur[u] = 0; }
+        if (++u_rcur[u] > u_rmax[u]) {
+            u_rmax[u] = u_rcur[u];
+            matches[0] += u_rmax[u] <= u_hyp[u];
+        }
+        uint64_t key = (uint64_t)u + 1;
+        Py_ssize_t top = nr - i < order ? nr - i : order;
+        for (Py_ssize_t g = 2; g <= top; g++) {
+            int32_t v = rid[i + g - 1];
+            if (v < 0) break;
+            key |= ((uint64_t)v + 1) << (16 * (g - 1));
+            struct pk *e = pk_find(t, key);
+            if (!e) break;
+            if (e->rseen != nref) { e->rseen = (int32_t)nref; e->rcur = 0; }
+            if (++e->rcur > e->rmax) {
+                e->rmax = e->rcur;
+                matches[g - 1] += e->rmax <= e->hyp;
+            }
+        }
+    }
+    for (int32_t g = 0; g < order; g++) row[2 + g] += matches[g];
+}
+
+/* finish_row of a packed row: r; the matches are counted already, the table needs no clearing
+   (its next gen), the unigram arrays are cleared. */
+static void finish_row_packed(K *k, int64_t *row, Py_ssize_t nh, const int64_t *reflens, Py_ssize_t nrefs) {
+    row[1] = closest_length(nh, reflens, nrefs);
+    memset(k->u_hyp, 0, (size_t)k->n_uniq * sizeof(int32_t));
+    memset(k->u_rmax, 0, (size_t)k->n_uniq * sizeof(int32_t));
+    memset(k->u_rseen, 0xFF, (size_t)k->n_uniq * sizeof(int32_t)); /* -1: no reference yet */
+    k->n_uniq = 0;
+}
+
 /* stats_many: reference number `nref`, its tokens t0.. (ids in hyp_ids, where intern_hyp numbered
    the references' tokens), into the table: each n-gram's highest count in one reference. */
 static void add_ref_ngrams(K *k, Py_ssize_t t0, Py_ssize_t nr, Py_ssize_t nref) {
@@ -890,7 +1135,9 @@ static int stats_row(K *k, const Batch *b, Py_ssize_t r) {
     k->arena.len = 0; k->tok_start.len = 0; k->tok_len.len = 0;
     Py_ssize_t nh = segment_tokens(k, b->hdata + a, (Py_ssize_t)(e - a));
     if (nh < 0) return (int)nh;
-    if ((st = intern_hyp(k, 0, nh)) != ST_OK || (st = count_hyp(k, nh, k->row, row_width(k))) != ST_OK ||
+    if ((st = intern_hyp(k, 0, nh)) != ST_OK) return st;
+    k->packed = use_packed(k);
+    if ((st = (k->packed ? count_hyp_packed : count_hyp)(k, nh, k->row, row_width(k))) != ST_OK ||
         (st = refs_reserve(k, (Py_ssize_t)(lb - la))) != ST_OK)
         return st;
     Py_ssize_t nrefs = 0;
@@ -906,14 +1153,15 @@ static int stats_row(K *k, const Batch *b, Py_ssize_t r) {
         k->ref_ids.len = 0;
         if (ibuf_reserve(&k->ref_ids, nr + 1) < 0) return ST_NOMEM;
         for (Py_ssize_t t = 0; t < nr; t++) k->ref_ids.p[t] = lookup_token(k, 0, t0 + t);
-        count_ref(k, k->ref_ids.p, nr, nrefs);
+        if (k->packed) count_ref_packed(k, k->ref_ids.p, nr, nrefs, k->row);
+        else count_ref(k, k->ref_ids.p, nr, nrefs);
         nrefs++;
         /* drop this reference's tokens from the lists; the arena text can stay */
         k->tok_start.len = t0; k->tok_len.len = t0;
     }
     k->bad_ref = -1;
     if (nrefs == 0) return bad(k, "no reference (all references are missing)");
-    finish_row(k, k->row, nh, k->reflens, nrefs);
+    (k->packed ? finish_row_packed : finish_row)(k, k->row, nh, k->reflens, nrefs);
     return ST_OK;
 }
 
@@ -1045,7 +1293,10 @@ static int run_ids(K *k, const IdBatch *b) {
 /* stages: one segment through the passes of `stage` (normalised; with STAGE_TOKENIZE also
    rewritten and split into the token lists). A status. */
 static int stage_segment(K *k, const uint8_t *s, Py_ssize_t n, int stage) {
-    if (stage == STAGE_NORMALISE) return normalise(k, &s, &n);
+    if (stage == STAGE_NORMALISE) {
+        int st = normalise(k, &s, &n);
+        return st != ST_OK ? st : check_now(k, s, n); /* the validation normalise leaves to the split */
+    }
     Py_ssize_t nt = segment_tokens(k, s, n);
     return nt < 0 ? (int)nt : ST_OK;
 }
@@ -1112,6 +1363,7 @@ static int check_flags(int tokenizer, const View *fl) {
 static void k_options(K *k, int tokenizer, int lowercase, int order, const View *fl) {
     k->tokenizer = tokenizer; k->lowercase = lowercase; k->order = order;
     k->flags = fl->held ? (const uint8_t *)fl->view.buf : NULL;
+    space_bitmap();
 }
 
 /* b's references: rd, ro, rv and lo (m references, n rows), their offsets inside their data; -1
