@@ -43,7 +43,7 @@ from .metrics.bleu.score import SMOOTH_DEFAULTS
 from .metrics.chrf import Chrf
 from .metrics.ter import Ter
 from .metrics.ter.reference import EDIT_NAMES
-from .protocol import Metric, checked_pairs, chunked
+from .protocol import Metric, checked_chunks
 from .sums import column_sums
 
 __all__ = ["BLOCK_CELLS", "bootstrap", "corpus_score", "item_stats", "metric_of", "resample_counts"]
@@ -101,7 +101,7 @@ def item_stats(metric: MetricLike, candidates: Sequence[str], references: Sequen
     candidates, references = _check_layout(candidates, references)
     m.load()
     parts, offset = [], 0
-    for hyps, refs in chunked(checked_pairs(candidates, references)):
+    for hyps, refs in checked_chunks(candidates, references):
         rows = m.chunk_stats(hyps, refs, offset, per_row=True)
         parts.append(np.asarray(rows, dtype=np.int64).reshape(len(hyps), m.width))
         offset += len(hyps)

@@ -31,23 +31,30 @@ vector (what the pipeline counts and combines in one pass).
 from __future__ import annotations
 
 import itertools
+import operator
 import re
 from dataclasses import dataclass
-from typing import Callable, Iterable, List, NamedTuple, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
-import pyarrow as pa
 
 from . import formats
 from .errors import BatchInputError
-from .kernels.arrow import check_utf8, invalid_utf8_mask, list_parts, reference_groups, string_buffers, to_arrow
+from .kernels.buffers import all_utf8, as_lists, is_arrow, shared
 from .signature import SignatureFields  # noqa: F401  (part of the protocol)
 from .sums import checked_add, column_sums
 
-__all__ = ["CHUNK", "CommandLine", "Metric", "MetricSet", "Option", "SacrebleuArithmetic", "Score", "Stat",
-           "batch_stats_shared", "checked_pairs", "chunked", "nrefs_label", "reference_batch_stats"]
+if TYPE_CHECKING:
+    import pyarrow as pa
 
-#: pairs converted to Arrow and counted per kernel call by ``corpus_stats``; bounds memory
+# pyarrow (bleu_core.kernels.arrow) is imported where Arrow arrays are met: Python lists of text reach the
+# kernels as buffers made without it (bleu_core.kernels.buffers), which keeps it off `beambleu score`'s start-up
+
+__all__ = ["CHUNK", "CommandLine", "Metric", "MetricSet", "Option", "SacrebleuArithmetic", "Score", "Stat",
+           "batch_stats_shared", "checked_chunks", "checked_pairs", "chunked", "nrefs_label", "reference_batch_stats",
+           "reference_counts"]
+
+#: pairs turned into kernel buffers and counted per kernel call by ``corpus_stats``; bounds memory
 CHUNK = 20_000
 
 
@@ -277,6 +284,12 @@ class Metric:
         for the same ``references``), in order, with the same errors (the first system's first).
         This default converts the references once and calls :meth:`batch_stats` per system; a
         metric whose kernel can prepare each row's references once for all systems overrides it."""
+        systems = list(systems)
+        if not any(map(is_arrow, [*systems, references])):  # lists: each system's batch_stats reads them as they are
+            systems, references = as_lists(systems, references)
+            return [self.batch_stats(candidates, references, per_row=per_row) for candidates in systems]
+        from .kernels.arrow import to_arrow
+
         out, refs = [], references
         for candidates in systems:
             candidates, refs = to_arrow(candidates, refs)
@@ -350,6 +363,8 @@ class Metric:
 
     def pair_columns(self, rows: np.ndarray) -> dict:
         """Columns of the per-pair output for these statistics rows (``int64[n, width]``)."""
+        import pyarrow as pa
+
         names = self.pair_column_names()
         cols = {name: pa.array(rows[:, i]) for i, name in enumerate(names[:-1])}
         one = self.sentence_metric()
@@ -362,18 +377,18 @@ class Metric:
         return self.stat_names()[i]
 
     def chunk_stats(self, hyps: List[str], refs: List[Sequence[Optional[str]]], offset: int, per_row: bool):
-        """The statistics of one chunk of checked lists (the rows, or their sum), the batch path
-        through Arrow, the scalar path for text without a UTF-8 form (lone surrogates); a row's error
-        names its place in the whole input: ``candidates[offset + row]`` or ``references[...]``."""
+        """The statistics of one chunk of checked lists (the rows, or their sum): the batch path
+        (lists go to the kernels as they are), the scalar path for text without a UTF-8 form (lone
+        surrogates: looked for only when the batch path fails); a row's error names its place in the
+        whole input: ``candidates[offset + row]`` or ``references[...]``."""
         try:
-            arrays = (pa.array(hyps, type=pa.large_string()), pa.array(refs, type=pa.large_list(pa.large_string())))
-        except (pa.ArrowException, UnicodeError):
-            arrays = None
-        try:
-            if arrays is None:
-                rows = self.scalar_stats(hyps, refs)
-                return rows if per_row else column_sums(rows)
-            return self.batch_stats(*arrays, per_row=per_row)
+            try:
+                return self.batch_stats(hyps, refs, per_row=per_row)
+            except Exception:
+                if all_utf8(hyps, refs):
+                    raise
+            rows = self.scalar_stats(hyps, refs)
+            return rows if per_row else column_sums(rows)
         except ValueError as exc:
             row = getattr(exc, "row", None)
             if row is None:
@@ -386,9 +401,8 @@ class Metric:
         total = np.zeros(self.width, dtype=np.int64)
         nrefs = set()
         offset = 0
-        for hyps, refs in chunked(checked_pairs(candidates, references)):
-            for r in refs:
-                nrefs.add(sum(x is not None for x in r))
+        for hyps, refs in checked_chunks(candidates, references):
+            nrefs.update(reference_counts(refs))
             part = self.chunk_stats(hyps, refs, offset, per_row=False)
             checked_add(total, part, out=total, what=f"the corpus statistics of {self.name}", name=self.stat_name)
             offset += len(hyps)
@@ -432,6 +446,33 @@ def chunked(pairs, size: int = CHUNK):
         yield [h for h, _ in chunk], [r for _, r in chunk]
 
 
+def reference_counts(refs) -> map:
+    """The number of references (not None) of each list in ``refs``."""
+    return map(operator.sub, map(len, refs), map(operator.countOf, refs, itertools.repeat(None)))
+
+
+def _plain_lists(candidates, references) -> bool:
+    """Whether ``candidates`` and ``references`` are lists (or tuples) that :func:`checked_pairs` would
+    pass as they are: as many candidates, each a str, as reference lists, each a list or tuple of str or
+    None with at least one str. Checked in a few passes at C speed, never pair by pair in Python."""
+    return (type(candidates) in (list, tuple) and type(references) in (list, tuple)
+            and len(candidates) == len(references) and set(map(type, candidates)) <= {str}
+            and set(map(type, references)) <= {list, tuple}
+            and set(map(type, itertools.chain.from_iterable(references))) <= {str, type(None)}
+            and all(reference_counts(references)))
+
+
+def checked_chunks(candidates, references, size: int = CHUNK):
+    """``(candidates, references)`` lists of up to ``size`` checked pairs at a time: slices of the
+    lists themselves when they pass as they are (:func:`_plain_lists`), else :func:`checked_pairs`'
+    pairs (TypeError/ValueError naming the first bad item)."""
+    if _plain_lists(candidates, references):
+        for i in range(0, len(candidates), size):
+            yield list(candidates[i:i + size]), list(references[i:i + size])
+        return
+    yield from chunked(checked_pairs(candidates, references), size)
+
+
 def checked_pairs(candidates, references):
     """(candidate, references) pairs, each checked: TypeError/ValueError naming the item."""
     if isinstance(candidates, str):
@@ -473,6 +514,10 @@ def reference_batch_stats(metric, candidates, references, per_row: bool = True, 
     batch is checked for UTF-8 before anything else, as the batch paths that decode text in Python
     do (BLEU's MeCab and SentencePiece tokenizers, TER's ``normalized``). ``per_row=False``: the
     checked column sums (OverflowError past int64)."""
+    import pyarrow as pa
+
+    from .kernels.arrow import check_utf8, invalid_utf8_mask, list_parts, string_buffers, to_arrow
+
     cand, refs = to_arrow(candidates, references)
     child, list_offsets = list_parts(refs)  # a null reference list: BatchInputError
     string_buffers(cand, "candidates")  # what the kernel refuses before it reads a row: not strings,
@@ -530,6 +575,10 @@ def batch_stats_shared(metric, candidates, references, per_row: bool = True) -> 
     kernel that can prepares each distinct list once. The same numbers, and the same error for a
     bad batch (then :meth:`batch_stats` is run to find it); a batch that repeats few lists takes
     the plain path (:func:`bleu_core.kernels.arrow.reference_groups`)."""
+    import pyarrow as pa
+
+    from .kernels.arrow import reference_groups, to_arrow
+
     candidates, references = to_arrow(candidates, references)
     plan = reference_groups(candidates, references)
     if plan is None:
@@ -548,6 +597,18 @@ def batch_stats_shared(metric, candidates, references, per_row: bool = True) -> 
         real = slot < n
         rows[slot[real]] = part[real]
     return rows if per_row else column_sums(rows)
+
+
+def _once(candidates, references):
+    """``candidates`` and ``references`` in a form every metric of a set can read, converted once:
+    Arrow arrays (:func:`~bleu_core.kernels.arrow.to_arrow`) when either is one, else lists (read
+    by the kernels without pyarrow, :mod:`bleu_core.kernels.buffers`)."""
+    if is_arrow(candidates) or is_arrow(references):
+        from .kernels.arrow import to_arrow
+
+        return to_arrow(candidates, references)
+    (candidates,), references = as_lists([candidates], references)
+    return candidates, references
 
 
 class MetricSet:
@@ -618,7 +679,7 @@ class MetricSet:
         if len(self.metrics) == 1:
             return self.metrics[0].batch_stats(candidates, references, per_row=per_row)
 
-        candidates, references = to_arrow(candidates, references)  # convert once for all metrics
+        candidates, references = _once(candidates, references)  # convert once for all metrics
         parts = [m.batch_stats(candidates, references, per_row=per_row) for m in self.metrics]
         return np.concatenate(parts, axis=-1)
 
@@ -630,8 +691,10 @@ class MetricSet:
         if not systems:
             return []
         try:
-            first, references = to_arrow(systems[0], references)
-            parts = [m.batch_stats_many([first, *systems[1:]], references, per_row=per_row) for m in self.metrics]
+            first, references = _once(systems[0], references)
+            with shared():  # lists: each one's buffers made once for all the metrics
+                parts = [m.batch_stats_many([first, *systems[1:]], references, per_row=per_row)
+                         for m in self.metrics]
         except Exception:
             # a bad row: raise the error batch_stats meets first, system by system (metric by metric)
             for candidates in systems:

@@ -12,7 +12,10 @@ Arrow path (:mod:`bleu_core.kernels.arrow`), which says what is wrong with them.
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Callable, List, NamedTuple, Optional
@@ -21,8 +24,8 @@ import numpy as np
 
 from ..errors import BatchInputError
 
-__all__ = ["ListBuffers", "as_lists", "candidate_buffers", "is_arrow", "list_buffers", "raise_row_error",
-           "require_compiled", "stats_many_lists", "utf8_buffers"]
+__all__ = ["ListBuffers", "all_utf8", "as_lists", "candidate_buffers", "is_arrow", "list_buffers", "raise_row_error",
+           "require_compiled", "shared", "stats_many_lists", "utf8_buffers"]
 
 
 def require_compiled(module, error: Optional[BaseException], what: str = "kernel") -> None:
@@ -60,10 +63,43 @@ def is_arrow(value) -> bool:
     return pa is not None and isinstance(value, (pa.Array, pa.ChunkedArray))
 
 
+def all_utf8(candidates, references) -> bool:
+    """Whether every text of a checked chunk (``candidates``: str; ``references``: lists of str
+    or None) has a UTF-8 form (no lone surrogate): what decides, once a batch path has failed,
+    between its error and the scalar path (which takes such text, as sacrebleu does)."""
+    try:
+        for s in candidates:
+            s.encode()
+        for refs in references:
+            for s in refs:
+                if s is not None:
+                    s.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def utf8_buffers(texts: list):
     """(UTF-8 data, int64 offsets, validity bytes or None) of a list of ``str`` or None (a null
     value), laid out as an Arrow large_string array's; None when a value is neither or does not
     encode (a lone surrogate)."""
+    try:  # every value a str: encoded in one pass at C speed
+        encoded = list(map(str.encode, texts))
+    except (TypeError, UnicodeEncodeError):
+        return _utf8_buffers_checked(texts)
+    return b"".join(encoded), _offsets(encoded), None
+
+
+def _offsets(parts) -> np.ndarray:
+    """int64 offsets of ``parts`` laid end to end (their lengths' running sums, from 0)."""
+    offsets = np.zeros(len(parts) + 1, dtype=np.int64)
+    if parts:
+        np.cumsum(np.fromiter(map(len, parts), dtype=np.int64, count=len(parts)), out=offsets[1:])
+    return offsets
+
+
+def _utf8_buffers_checked(texts: list):
+    """:func:`utf8_buffers` value by value: None values, and None for a value that cannot be one."""
     encoded, valid = [], None
     for i, s in enumerate(texts):
         if type(s) is str:
@@ -78,10 +114,7 @@ def utf8_buffers(texts: list):
             encoded.append(b"")
         else:
             return None
-    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-    if encoded:
-        np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
-    return b"".join(encoded), offsets, valid
+    return b"".join(encoded), _offsets(encoded), valid
 
 
 class ListBuffers(NamedTuple):
@@ -97,13 +130,45 @@ class ListBuffers(NamedTuple):
         return len(self.list_offsets) - 1
 
 
+_local = threading.local()
+
+
+@contextlib.contextmanager
+def shared():
+    """Within it (in this thread), the buffers of a list are made once however many kernels read it:
+    :meth:`bleu_core.protocol.MetricSet.batch_stats_many` gives every metric the same lists. The lists
+    are held until it ends (so their ids stay theirs) and must not change meanwhile."""
+    if getattr(_local, "memo", None) is not None:
+        yield
+        return
+    _local.memo = {}
+    try:
+        yield
+    finally:
+        _local.memo = None
+
+
+def _memoized(key: tuple, keep, make):
+    """``make()``, or what it gave for ``key`` (ids of the objects ``keep``) within :func:`shared`."""
+    memo = getattr(_local, "memo", None)
+    if memo is None:
+        return make()
+    hit = memo.get(key)
+    if hit is None:
+        hit = memo[key] = (keep, make())
+    return hit[1]
+
+
 def candidate_buffers(candidates, n: Optional[int] = None):
     """:func:`utf8_buffers` of a sequence of candidates (None when a value is not a str or None);
     TypeError for a single string, ValueError when there are not ``n`` of them (as
     :func:`bleu_core.kernels.arrow.to_arrow`)."""
     if isinstance(candidates, str):
         raise TypeError("candidates must be a sequence of strings, not a single string")
-    cand = utf8_buffers(list(candidates))
+    if type(candidates) is list:
+        cand = _memoized(("c", id(candidates)), candidates, lambda: utf8_buffers(candidates))
+    else:
+        cand = utf8_buffers(list(candidates))
     if cand is not None and n is not None and len(cand[1]) != n + 1:
         raise ValueError(f"{len(cand[1]) - 1} candidates but {n} reference lists")
     return cand
@@ -120,22 +185,30 @@ def list_buffers(candidates, references) -> Optional[ListBuffers]:
     cand = candidate_buffers(candidates)
     if cand is None:
         return None
-    refs = list(references)
-    flat = []
-    lengths = np.zeros(len(refs) + 1, dtype=np.int64)
-    for i, r in enumerate(refs):
-        if isinstance(r, str) or not isinstance(r, Sequence):
-            raise TypeError(f"references[{i}] must be a sequence of reference strings (one list per candidate)")
-        if type(r) not in (list, tuple):
-            return None
-        flat.extend(r)
-        lengths[i + 1] = len(r)
-    child = utf8_buffers(flat)
-    if child is None:
+    refs = references if type(references) is list else list(references)
+    made = _memoized(("r", id(refs)), refs, lambda: _reference_buffers(refs))
+    if made is None:
         return None
     if len(cand[1]) != len(refs) + 1:
         raise ValueError(f"{len(cand[1]) - 1} candidates but {len(refs)} reference lists")
-    return ListBuffers(cand, child, np.cumsum(lengths))
+    return ListBuffers(cand, *made)
+
+
+def _reference_buffers(refs: list):
+    """(the flat references' buffers, the int64 offsets of each row's references in them), or None
+    (see :func:`list_buffers`)."""
+    if set(map(type, refs)) <= {list, tuple}:  # the usual lists: flattened at C speed
+        flat = list(itertools.chain.from_iterable(refs))
+    else:
+        flat = []
+        for i, r in enumerate(refs):
+            if isinstance(r, str) or not isinstance(r, Sequence):
+                raise TypeError(f"references[{i}] must be a sequence of reference strings (one list per candidate)")
+            if type(r) not in (list, tuple):
+                return None
+            flat.extend(r)
+    child = utf8_buffers(flat)
+    return None if child is None else (child, _offsets(refs))
 
 
 def as_lists(systems, references):

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import operator
 import os
 import re
 import shutil
@@ -242,7 +243,7 @@ class _System:
         if keep is not None:
             rows = rows[keep]
             hyps = [h for h, k in zip(hyps, keep) if k]
-        self.tokenized += sum(h.endswith(" .") for h in hyps)
+        self.tokenized += sum(map(operator.methodcaller("endswith", " ."), hyps))
         self.n += len(rows)
         if run.args.sentence_level:
             one = run.metrics[0].sentence_metric()

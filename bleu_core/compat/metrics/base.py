@@ -4,6 +4,7 @@ the base of the sacrebleu-style metric classes on bleu_core's kernels."""
 from __future__ import annotations
 
 import logging
+import operator
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import replace
@@ -11,10 +12,9 @@ from importlib import import_module
 from typing import Dict, List, Optional, Tuple
 
 import numpy as np
-import pyarrow as pa
 
 from ... import formats, scoring
-from ...kernels.arrow import to_arrow
+from ...kernels.buffers import all_utf8
 from ...resampling import counter as bootstrap, sacrebleu as nr
 from ...signature import SignatureFields
 from ...sums import column_sums
@@ -170,11 +170,12 @@ class _Metric(ABC):
             self._fail("`hyps` is empty: there are no segments to score.", ValueError)
         if not isinstance(hyps[0], str):
             self._fail("Each element of `hyps` should be a string.")
-        if any(line is None for line in hyps):
-            self._fail("Undefined line in hypotheses stream!")
-        for i, line in enumerate(hyps):
-            if not isinstance(line, str):
-                self._fail(f"hypothesis {i} is a {type(line).__name__}, not a string.")
+        if set(map(type, hyps)) != {str}:  # (one pass at C speed; the lines one by one only when it fails)
+            if any(line is None for line in hyps):
+                self._fail("Undefined line in hypotheses stream!")
+            for i, line in enumerate(hyps):
+                if not isinstance(line, str):
+                    self._fail(f"hypothesis {i} is a {type(line).__name__}, not a string.")
         if refs is not None:
             if not isinstance(refs, Sequence):
                 self._fail("`refs` should be a sequence of sequence of strings.")
@@ -200,6 +201,9 @@ class _Metric(ABC):
         if len(lengths) > 1:
             self._fail(f"reference streams have different lengths ({', '.join(map(str, lengths))} lines); "
                        "mark a missing reference with None", ValueError)
+        if streams and all(set(map(type, s)) == {str} for s in streams):  # no None, nothing else: at C speed
+            self.num_refs = len(streams)
+            return list(map(list, zip(*streams)))
         segments, counts = [], set()
         for i, refs in enumerate(zip(*streams)):
             lines = [x for x in refs if x is not None]
@@ -226,16 +230,17 @@ class _Metric(ABC):
         if len(hyps) != len(refs):
             self._fail(f"{len(hyps)} hypotheses but {len(refs)} reference lines", ValueError)
         if not self._force:
-            tokenized = sum(hyp.endswith(" .") for hyp in hyps)
+            tokenized = sum(map(operator.methodcaller("endswith", " ."), hyps))
             if tokenized >= 100:
                 logger.warning("That's %d lines that end in a tokenized period ('.'): it looks like you forgot to "
                                "detokenize your test data, which may hurt your score. If your data is detokenized, "
                                "or you don't care, suppress this message with `force=True`.", tokenized)
-        try:
-            arrays = to_arrow(hyps, refs)
-        except (pa.ArrowException, UnicodeError):  # lone surrogates have no UTF-8 form: the scalar path takes them
-            return self._metric.scalar_stats(hyps, refs)
-        return self._metric.batch_stats(*arrays, per_row=True)
+        try:  # the lists go to the kernel as they are (bleu_core.kernels.buffers), checked only if that fails
+            return self._metric.batch_stats(hyps, refs, per_row=True)
+        except Exception:
+            if all_utf8(hyps, refs):
+                raise
+        return self._metric.scalar_stats(hyps, refs)  # lone surrogates have no UTF-8 form: the scalar path takes them
 
     # -- scores --------------------------------------------------------------------------------------
 

@@ -15,12 +15,20 @@ punctuation and splitting are too), so the kernel tokenizes references once.
 
 from __future__ import annotations
 
-import numpy as np
-import pyarrow as pa
+from typing import TYPE_CHECKING
 
-from ...kernels.arrow import (ArrayLike, as_string, check_utf8, list_parts, raise_row_error, require_compiled,
-                              string_buffers, to_arrow)
+import numpy as np
+
+from ...kernels.buffers import list_buffers, raise_row_error, require_compiled
 from .reference import STATS_WIDTH, tercom_words
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from ...kernels.arrow import ArrayLike
+
+# Python lists of text go to the kernel as buffers made without pyarrow (bleu_core.kernels.buffers);
+# Arrow arrays and the normalized option import bleu_core.kernels.arrow (pyarrow) when they are first met
 
 __all__ = ["ter_batch_stats"]
 
@@ -35,6 +43,8 @@ def _normalized_words(arr: pa.Array, case_sensitive: bool, no_punct: bool, asian
                       passes: int) -> pa.Array:
     """The array of each text's normalised words joined by spaces, after ``passes`` tokenizations
     (2 for references, as sacrebleu tokenizes them twice); nulls kept, each distinct text once."""
+    import pyarrow as pa
+
     out, memo = [], {}
     for s in arr.to_pylist():
         if s is not None:
@@ -62,9 +72,20 @@ def ter_batch_stats(candidates: ArrayLike, references, *, case_sensitive: bool =
     UTF-8, and OverflowError if a column sum exceeds int64.
     """
     require_compiled(_ter, globals().get("_TER_ERROR"), "TER kernel")
+    lowercase, punct = not case_sensitive, bool(no_punct)
+    bufs = None if normalized else list_buffers(candidates, references)
+    if bufs is not None:
+        out = np.zeros((bufs.n, STATS_WIDTH) if per_row else STATS_WIDTH, dtype=np.int64)
+        try:
+            _ter.stats(*bufs.candidates, *bufs.references, bufs.list_offsets, bool(lowercase), bool(punct),
+                       bool(asian_support), out, bool(per_row))
+        except ValueError as exc:
+            raise_row_error(exc)
+        return out
+    from ...kernels.arrow import as_string, check_utf8, list_parts, string_buffers, to_arrow
+
     cand, refs = to_arrow(candidates, references)
     child, list_offsets = list_parts(refs)
-    lowercase, punct = not case_sensitive, bool(no_punct)
     if normalized:
         cand, child = as_string(cand, "candidates"), as_string(child, "references")
         check_utf8(cand, child, list_offsets)

@@ -61,17 +61,21 @@ import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pyarrow as pa
 
 from ...kernels import use_reference
-from ...protocol import CHUNK, Metric, Option, Stat, checked_pairs, chunked, reference_batch_stats
+from ...protocol import (CHUNK, Metric, Option, Stat, checked_chunks, checked_pairs, reference_batch_stats,
+                         reference_counts)
 from ...sums import check_int64, checked_add, column_sums, statistics_values
 from .kernel import ter_batch_stats
 from .reference import EDIT_NAMES, MAX_REFS, STAT_NAMES, STATS_WIDTH, shift_search, tercom_words
 from .resampling import TerArithmetic
 from .score import TerScore, TerSignature, ter_rate
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = ["Ter", "corpus_ter", "sentence_ter"]
 
@@ -182,9 +186,8 @@ class Ter(Metric):
         exact sum the totals hold when every pair has a power of two of references)."""
         total = np.zeros(self.width, dtype=np.int64)
         nrefs, ref_length, offset = set(), 0.0, 0
-        for hyps, refs in chunked(checked_pairs(candidates, references), CHUNK):
-            counts = [sum(x is not None for x in r) for r in refs]
-            nrefs.update(counts)
+        for hyps, refs in checked_chunks(candidates, references, CHUNK):
+            nrefs.update(reference_counts(refs))
             rows = self.chunk_stats(hyps, refs, offset, per_row=True)
             ref_length = self.ordered_ref_length(rows, ref_length)
             checked_add(total, column_sums(rows), out=total, what=f"the corpus statistics of {self.name}",
@@ -276,6 +279,8 @@ class Ter(Metric):
         """``score``, ``signature``, ``ref_length`` (the sum of average reference lengths), then
         the statistics under their :meth:`stat_names`, as in the per-pair output, taken from the
         totals (getters pickle)."""
+        import pyarrow as pa  # the group table's types: `beambleu run` only
+
         columns = [("score", pa.float64(), operator.itemgetter("score")),
                    ("signature", pa.string(), operator.methodcaller("get", "signature")),
                    ("ref_length", pa.float64(), operator.itemgetter("ref_length"))]
