@@ -222,6 +222,14 @@ static int boot_check(Boot *bt, const View v[5], uint64_t seed_key, Py_ssize_t n
         PyErr_SetString(PyExc_ValueError, "bootstrap: buffer lengths do not match n, width, n_boot");
         return -1;
     }
+    /* the loops count thresholds differently (the first K at or below a draw, or the leading run of
+       them); for thresholds in order the two counts are the same */
+    for (Py_ssize_t k = 1; k < K; k++) {
+        if (((const uint64_t *)thr->view.buf)[k] < ((const uint64_t *)thr->view.buf)[k - 1]) {
+            PyErr_SetString(PyExc_ValueError, "bootstrap: thresholds are not in ascending order");
+            return -1;
+        }
+    }
     *bt = (Boot){
         .keys = (const uint64_t *)keys->view.buf, .thr = (const uint64_t *)thr->view.buf, .seed_key = seed_key,
         .groups = (const int64_t *)groups->view.buf, .stats = (const int64_t *)stats->view.buf,

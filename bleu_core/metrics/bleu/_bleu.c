@@ -47,6 +47,11 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+
+/* hash_bytes and same_token read a token's bytes as little-endian 64-bit words */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#error "bleu_core's BLEU kernel reads bytes as little-endian words; big-endian machines are not supported"
+#endif
 #include <stdint.h>
 #include <string.h>
 #include <stdlib.h>
@@ -234,8 +239,9 @@ static const uint8_t *byte_classes(void) {
 
 static inline int is_digit(uint32_t c) { return c >= '0' && c <= '9'; }
 
-/* is_space of the BMP as a bitmap, made from Py_UNICODE_ISSPACE on the first call that needs it
-   (space_bitmap, from k_options, with the GIL held); above the BMP the predicate itself. */
+/* is_space of the BMP as a bitmap, made from Py_UNICODE_ISSPACE when the module is initialised
+   (space_bitmap, from PyInit__bleu: no call ever sees it half made); above the BMP the predicate
+   itself. */
 static uint64_t space_bmp[0x10000 / 64];
 
 static void space_bitmap(void) {
@@ -1363,7 +1369,6 @@ static int check_flags(int tokenizer, const View *fl) {
 static void k_options(K *k, int tokenizer, int lowercase, int order, const View *fl) {
     k->tokenizer = tokenizer; k->lowercase = lowercase; k->order = order;
     k->flags = fl->held ? (const uint8_t *)fl->view.buf : NULL;
-    space_bitmap();
 }
 
 /* b's references: rd, ro, rv and lo (m references, n rows), their offsets inside their data; -1
@@ -1655,6 +1660,7 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC PyInit__bleu(void) {
     PyObject *mod = PyModule_Create(&module);
     if (!mod) return NULL;
+    space_bitmap();
     PyModule_AddIntConstant(mod, "TOK_NONE", TOK_NONE);
     PyModule_AddIntConstant(mod, "TOK_13A", TOK_13A);
     PyModule_AddIntConstant(mod, "TOK_INTL", TOK_INTL);

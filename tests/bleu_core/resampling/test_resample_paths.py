@@ -106,3 +106,18 @@ def test_corpus_replicates_that_overflow_raise_the_kernels_error():
     assert (w.max(axis=0) <= 7).all() and exact_totals(w, stats).max() > 2**63 - 1  # the corpus overflows
     with pytest.raises(OverflowError, match=r"exceeds int64 \(2\*\*63 - 1\) at row"):
         count_bootstrap(stats, keys, [(groups, n)], B, 1)
+
+
+def test_thresholds_out_of_order_are_refused():
+    """The two loops count the thresholds at or below a draw in two ways (every one of the first four, or
+    the leading run) that agree only for thresholds in order: out of order, the kernel refuses them
+    rather than give a weight that depends on which loop ran."""
+    rows = np.ones((3, 2), dtype=np.int64)
+    keys = bs.row_keys_from_position("h.parquet", 0, 3)
+    backwards = np.array([1 << 63, 1 << 62], dtype=np.uint64)
+    with pytest.raises(ValueError, match="ascending"):
+        bs.bootstrap_totals(rows, keys, 4, 1, None, 1, thresholds=backwards)
+    equal = np.array([1 << 62, 1 << 62], dtype=np.uint64)  # in order (not decreasing): accepted
+    out = bs.bootstrap_totals(rows, keys, 4, 1, None, 1, thresholds=equal)
+    w = bs.weights(keys, 4, 1, thresholds=equal)
+    assert (out[0] == w @ rows).all()
