@@ -15,18 +15,10 @@ import random
 
 import numpy as np
 import pytest
-from sacrebleu.metrics import CHRF
 
 from bleu_core.metrics.chrf.kernel import chrf_batch_stats, chrf_batch_stats_many
 
-from ....oracle import to_streams
-
-
-def sacre_stats(cands, refs, **opts) -> np.ndarray:
-    """sacrebleu's per-segment chrF statistics; refs is one list per candidate (None = missing)."""
-    width = 3 * (opts.get("char_order", 6) + opts.get("word_order", 0))
-    seg = CHRF(**opts)._extract_corpus_statistics(cands, to_streams(refs))
-    return np.array(seg, dtype=np.int64).reshape(len(cands), width)
+from .test_chrf_kernel import sacre_stats
 
 
 def check(cands, refs, **opts):
