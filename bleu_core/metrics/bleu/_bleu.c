@@ -15,8 +15,10 @@
  *
  * Each entry point only parses and checks its arguments into a struct (Batch, IdBatch; the
  * options in K); run, run_many, run_ids and run_stages do the work over it in plain C and return
- * a status (ST_*), which the entry point turns into its exception (run_result). The GIL is held
- * throughout: non-ASCII text is lowercased by calling str.lower.
+ * a status (ST_*), which the entry point turns into its exception (run_result). The runs touch
+ * no Python object and are run with the GIL released (other threads, such as the bundles one
+ * Beam worker runs at once, go on meanwhile); the one exception, str.lower of non-ASCII text,
+ * takes it back for the call (lower_segment). Errors are statuses, raised once it is held again.
  *
  * Every step mirrors sacrebleu 2.6.0 exactly:
  *   - lowercasing calls Python's str.lower (ASCII rows take a byte fast path,
@@ -25,9 +27,10 @@
  *     str.rstrip() and str.split();
  *   - each tokenizer regex of sacrebleu is a pattern of one or two
  *     single-code-point classes, so re.sub's leftmost non-overlapping scan is
- *     reproduced by a left-to-right scan over code points: intl makes one pass
- *     per regex, in sacrebleu's order; 13a and zh, whose regexes only isolate
- *     single characters, find their tokens in one scan (split_regexp);
+ *     reproduced by a left-to-right scan over code points: intl runs its three
+ *     regexes side by side in the scan that splits (split_intl); 13a and zh,
+ *     whose regexes only isolate single characters, find their tokens in one
+ *     scan (split_regexp);
  *   - the Unicode classes that depend on a library (zh ranges as sacrebleu's
  *     string comparisons evaluate them; \p{N}, \p{P}, \p{S} of the `regex`
  *     module) arrive as a flag table computed in Python from that library;
@@ -37,8 +40,8 @@
  *     of order <= 4 with fewer than 65,536 distinct candidate tokens pack each
  *     n-gram's dense ids into one 64-bit key (16 bits an id), compared as one
  *     integer, and count the clipped matches as the references are read;
- *   - 13a without lowercase validates UTF-8 in the scan that splits the text
- *     (split_regexp decodes each multi-byte character it meets; whitespace is
+ *   - 13a and intl without lowercase validate UTF-8 in the scan that splits the
+ *     text (each multi-byte character is decoded as it is met; whitespace is
  *     a bitmap of the BMP made from Py_UNICODE_ISSPACE), and splits before its
  *     rewrites, which only text with '<', '&' or a newline needs: that text is
  *     split again after them (segment_tokens);
@@ -118,9 +121,10 @@ enum { STAGE_NORMALISE = 1, STAGE_TOKENIZE = 2 };
 
 typedef struct {
     int tokenizer, lowercase, order;
-    int unchecked; /* the current segment's text is not yet validated as UTF-8: split_regexp does it */
+    int unchecked; /* the current segment's text is not yet validated as UTF-8: the split does it */
     int rewrites;  /* split_regexp met a '<', '&' or newline in unchecked text (see segment_tokens) */
     const uint8_t *flags; /* UNI_SIZE bytes, or NULL when the tokenizer needs none */
+    uint8_t intl_plain[256]; /* intl: the ASCII bytes (NUL excepted) with no flag and no whitespace */
     Buf a, b, lower;      /* scratch for the tokenizer passes */
     Buf arena;            /* final text of every segment of the current pair */
     IBuf tok_start, tok_len; /* token spans (offsets into arena) of the pair */
@@ -147,6 +151,7 @@ typedef struct {
     /* per reference of the row: its length, and its first token (stats_many) */
     int64_t *reflens, *rstart; Py_ssize_t refs_cap;
     Py_ssize_t bad_row, bad_ref; const char *bad_what; /* what ST_BAD and ST_OVERFLOW report */
+    PyThreadState *ts; /* the GIL, released by the entry point for the run: lower_segment takes it back */
 } K;
 
 static void k_free(K *k) {
@@ -256,6 +261,39 @@ static inline int is_space_fast(uint32_t c) {
     return c < 0x10000 ? (int)((space_bmp[c >> 6] >> (c & 63)) & 1) : is_space(c);
 }
 
+/* The multi-byte character starting at s[0] (>= 0x80) of text followed by a NUL (the arena's
+   spare bytes), validated as u8dec does (0: not valid UTF-8; the NUL ends any sequence, so no
+   byte past it is read), its code point into *cp: u8dec without its bounds checks. */
+static inline int u8dec_hi(const uint8_t *s, uint32_t *cp) {
+    uint32_t c = s[0], b1 = s[1] ^ 0x80u, b2, b3, v;
+    if (c < 0xE0) {
+        if (c < 0xC2 || b1 > 0x3F) return 0;
+        *cp = ((c & 0x1F) << 6) | b1;
+        return 2;
+    }
+    if (b1 > 0x3F || (b2 = s[2] ^ 0x80u) > 0x3F) return 0;
+    if (c < 0xF0) {
+        v = ((c & 0x0F) << 12) | (b1 << 6) | b2;
+        if (v < 0x800 || (v & 0xF800) == 0xD800) return 0;
+        *cp = v;
+        return 3;
+    }
+    if (c > 0xF4 || (b3 = s[3] ^ 0x80u) > 0x3F) return 0;
+    v = ((c & 0x07) << 18) | (b1 << 12) | (b2 << 6) | b3;
+    if (v < 0x10000 || v > 0x10FFFF) return 0;
+    *cp = v;
+    return 4;
+}
+
+/* The multi-byte character at t[i] of arena text (followed by a NUL) into *cp and its length; in
+   text not yet validated (check), 0 if the bytes there are not valid UTF-8. */
+static inline int u8next(const uint8_t *t, Py_ssize_t i, int check, uint32_t *cp) {
+    if (check) return u8dec_hi(t + i, cp);
+    int l = u8len(t[i]);
+    *cp = u8cp(t, i, l);
+    return l;
+}
+
 static inline uint64_t hash_bytes(const uint8_t *s, Py_ssize_t n);
 
 /* Append the token arena[start..start+len) to the pair's token list, with its hash. */
@@ -263,6 +301,23 @@ static inline void put_token(K *k, Py_ssize_t start, Py_ssize_t len) {
     k->tok_hash[k->tok_start.len] = hash_bytes(k->arena.p + start, len);
     k->tok_start.p[k->tok_start.len++] = (int32_t)start;
     k->tok_len.p[k->tok_len.len++] = (int32_t)len;
+}
+
+/* split_regexp: the end of the run of token characters from t[i] on: ASCII token bytes (class 0)
+ * and multi-byte characters that are neither whitespace nor isolated (zh), which stay in their
+ * token whatever surrounds them. The NUL after the text (the arena's spare bytes) stops it; the
+ * character it stops at (invalid UTF-8 too, when check) is split_regexp's to take. */
+static inline Py_ssize_t token_run(const K *k, const uint8_t *cls, const uint8_t *t, Py_ssize_t i, int zh,
+                                   int check) {
+    for (;;) {
+        uint8_t c = t[i];
+        if (!cls[c]) { i++; continue; }
+        if (!(cls[c] & C_HIGH)) return i;
+        uint32_t cp;
+        int l = u8next(t, i, check, &cp);
+        if (!l || is_space_fast(cp) || (zh && (k->flags[cp] & F_ZH))) return i;
+        i += l;
+    }
 }
 
 /* The tokens of t[0..n) (at arena offset base) as 13a (pad) or zh (zh) leave them; returns
@@ -286,9 +341,8 @@ static Py_ssize_t split_regexp(K *k, const uint8_t *t, Py_ssize_t n, Py_ssize_t 
         /* bit tests rather than equalities: the compiler made a jump table of these, and its
            indirect jump mispredicted at most token boundaries */
         if (__builtin_expect(f == 0, 1)) {
-            /* a run of token bytes: t[n] is a NUL (the arena's spare bytes), which stops it */
             if (st < 0) st = i;
-            do i++; while (!cls[t[i]]);
+            i = token_run(k, cls, t, i + 1, zh, check);
             m2prev = 0;
         } else if (f & C_SPACE) {
             END_TOKEN();
@@ -297,17 +351,16 @@ static Py_ssize_t split_regexp(K *k, const uint8_t *t, Py_ssize_t n, Py_ssize_t 
             i++;
         } else if (f & C_HIGH) {
             uint32_t cp;
-            int l;
-            if (check) {
-                if (!(l = u8dec(t, n, i, &cp))) return -1; /* the token lists' lengths unchanged */
-            } else {
-                l = u8len(t[i]);
-                cp = u8cp(t, i, l);
-            }
+            int l = u8next(t, i, check, &cp);
+            if (!l) return -1; /* the token lists' lengths unchanged */
+            m2prev = 0;
             if (is_space_fast(cp)) END_TOKEN();
             else if (zh && (k->flags[cp] & F_ZH)) { END_TOKEN(); PUT_TOKEN(base + i, l); }
-            else if (st < 0) st = i;
-            m2prev = 0;
+            else {
+                if (st < 0) st = i;
+                i = token_run(k, cls, t, i + l, zh, check);
+                continue;
+            }
             i += l;
         } else {
             int iso = 0, m2 = 0;
@@ -334,65 +387,98 @@ static Py_ssize_t split_regexp(K *k, const uint8_t *t, Py_ssize_t n, Py_ssize_t 
     return ts - ts0;
 }
 
-/* intl: (\P{N})(\p{P}) -> "\1 \2 " */
-static int pass_intl1(const uint8_t *s, Py_ssize_t n, const uint8_t *f, Buf *out) {
-    out->len = 0;
-    if (buf_reserve(out, 2 * n + 1) < 0) return -1;
+/* intl: sacrebleu's three regexes and its final split in one scan.
+ *
+ *   1. (\P{N})(\p{P}) -> "\1 \2 "   2. (\p{P})(\P{N}) -> " \1 \2"   3. (\p{S}) -> " \1 "
+ *
+ * each a re.sub (a leftmost, non-overlapping scan) of the previous one's output, then str.split().
+ * They only insert spaces, so the tokens are the runs of the text's characters between its
+ * whitespace and the gaps the regexes put spaces in; the scan decides the gaps from left to right,
+ * running each regex as a machine fed the characters its input has (regex 2's input is regex 1's
+ * output, with its spaces: a space is neither N nor P):
+ *   - regex 1 at x[i] (p1: x[i-1] is no N and was not consumed as a match's \2): x[i] is P, so a
+ *     match puts a space on each side of x[i]; x[i] is consumed;
+ *   - regex 2 (p2: the last character fed is P and was not consumed): a match at that P puts a
+ *     space on each side of it, which for x[i-1] can mean a gap before it, decided only at x[i]:
+ *     so each character waits (pending) until the next one has been seen before it joins a token;
+ *   - regex 3: every S character is its own token.
+ * Whitespace is a character to the regexes (with its flags) and a gap to the split. The text is
+ * validated as it is decoded (check: normalise left it unchecked). The tokens of t[0..n) (at arena
+ * offset base) go to the token lists (room for n + 1 more); returns their number, or -1 if check
+ * and the text is not valid UTF-8. */
+static Py_ssize_t split_intl(K *k, const uint8_t *t, Py_ssize_t n, Py_ssize_t base, int check) {
+    const uint8_t *fl = k->flags;
+    const uint8_t *plain = k->intl_plain; /* plain ASCII (no flag, no whitespace), NUL excepted */
+    int32_t *ts = k->tok_start.p + k->tok_start.len, *tl = k->tok_len.p + k->tok_len.len, *ts0 = ts;
+    uint64_t *th = k->tok_hash + k->tok_start.len;
+    const uint8_t *arena = k->arena.p;
+    Py_ssize_t st = -1;                /* the token being built starts at t[st] (-1: none) */
+    Py_ssize_t ps = -1, pe = 0;        /* the pending character is t[ps..pe) (ps < 0: none yet) */
+    int p_ws = 0, p_gb = 0, p_ga = 0;  /* it is whitespace; a gap before it; a gap after it */
+    int p1 = 0, p2 = 0;                /* regex 1's and regex 2's state (above) */
+#define END_TOKEN(end) do { if (st >= 0) { *th++ = hash_bytes(arena + base + st, (end) - st);         \
+                                           *ts++ = (int32_t)(base + st); *tl++ = (int32_t)((end) - st); \
+                                           st = -1; } } while (0)
     Py_ssize_t i = 0;
     while (i < n) {
-        int l = u8len(s[i]);
-        uint32_t c = u8cp(s, i, l);
-        if (i + l < n && !(f[c] & F_N)) {
-            int l2 = u8len(s[i + l]);
-            uint32_t c2 = u8cp(s, i + l, l2);
-            if (f[c2] & F_P) {
-                buf_put(out, s + i, l); buf_putc(out, ' '); buf_put(out, s + i + l, l2); buf_putc(out, ' ');
-                i += l + l2;
-                continue;
+        uint8_t c = t[i];
+        uint32_t cp;
+        int l, ws;
+        if (c < 0x80) {
+            cp = c; l = 1; ws = _Py_ascii_whitespace[c];
+        } else {
+            if (!(l = u8next(t, i, check, &cp))) return -1; /* the token lists' lengths unchanged */
+            ws = is_space_fast(cp);
+        }
+        uint8_t f = fl[cp];
+        int gap = 0, ga = 0; /* a gap between the pending character and x[i]; after x[i] */
+        if (p1 && (f & F_P)) {  /* regex 1 matches x[i-1] x[i] ... */
+            gap = ga = 1;
+            if (p2) p_gb = 1;   /* ... and its space after x[i-1] completes regex 2's match at x[i-1] */
+            p1 = p2 = 0;        /* x[i] is consumed by regex 1; fed to regex 2 between two spaces, it
+                                   matches there and consumes the second space */
+        } else {
+            if (p2 && !(f & F_N)) { p_gb = 1; gap = 1; p2 = 0; } /* regex 2 matches x[i-1] x[i] */
+            else p2 = (f & F_P) != 0;
+            p1 = !(f & F_N);
+        }
+        if ((f & F_S) || ws) gap = ga = 1;
+        if (ps >= 0) { /* the pending character joins its token, or ends it */
+            if (p_gb) END_TOKEN(ps);
+            if (!p_ws && st < 0) st = ps;
+            if (gap || p_ga) END_TOKEN(pe);
+        }
+        ps = i; pe = i + l; p_ws = ws; p_gb = 0; p_ga = ga;
+        i += l;
+        if (!f && !ws) {
+            /* x[i] is plain (no flag, no whitespace): p1 = 1, p2 = 0, and the plain characters that
+               follow only extend its token, the last of them pending; t[n] is a NUL (the arena's
+               spare bytes), which stops the run, as does any other character, taken above */
+            Py_ssize_t last = ps;
+            for (;;) {
+                uint8_t b = t[i];
+                if (plain[b]) { last = i++; continue; }
+                if (b < 0x80) break;
+                int lb = u8next(t, i, check, &cp);
+                if (!lb || fl[cp] || is_space_fast(cp)) break;
+                last = i;
+                i += lb;
+            }
+            if (last != ps) {
+                if (st < 0) st = ps;
+                ps = last; pe = i;
             }
         }
-        buf_put(out, s + i, l);
-        i += l;
     }
-    return 0;
-}
-
-/* intl: (\p{P})(\P{N}) -> " \1 \2" */
-static int pass_intl2(const uint8_t *s, Py_ssize_t n, const uint8_t *f, Buf *out) {
-    out->len = 0;
-    if (buf_reserve(out, 2 * n + 1) < 0) return -1;
-    Py_ssize_t i = 0;
-    while (i < n) {
-        int l = u8len(s[i]);
-        uint32_t c = u8cp(s, i, l);
-        if (i + l < n && (f[c] & F_P)) {
-            int l2 = u8len(s[i + l]);
-            uint32_t c2 = u8cp(s, i + l, l2);
-            if (!(f[c2] & F_N)) {
-                buf_putc(out, ' '); buf_put(out, s + i, l); buf_putc(out, ' '); buf_put(out, s + i + l, l2);
-                i += l + l2;
-                continue;
-            }
-        }
-        buf_put(out, s + i, l);
-        i += l;
+    if (ps >= 0) {
+        if (p_gb) END_TOKEN(ps);
+        if (!p_ws && st < 0) st = ps;
+        END_TOKEN(pe);
     }
-    return 0;
-}
-
-/* intl: (\p{S}) -> " \1 "; zh: Chinese character c -> " c " */
-static int pass_isolate(const uint8_t *s, Py_ssize_t n, const uint8_t *f, uint8_t flag, Buf *out) {
-    out->len = 0;
-    if (buf_reserve(out, 3 * n + 1) < 0) return -1;
-    Py_ssize_t i = 0;
-    while (i < n) {
-        int l = u8len(s[i]);
-        uint32_t c = u8cp(s, i, l);
-        if (f[c] & flag) { buf_putc(out, ' '); buf_put(out, s + i, l); buf_putc(out, ' '); }
-        else buf_put(out, s + i, l);
-        i += l;
-    }
-    return 0;
+#undef END_TOKEN
+    k->tok_start.len += ts - ts0;
+    k->tok_len.len += ts - ts0;
+    return ts - ts0;
 }
 
 /* ------------------------------------------------------ segment processing */
@@ -413,16 +499,20 @@ static int lower_segment(K *k, const uint8_t **ps, Py_ssize_t *pn) {
         }
         k->lower.len = n;
     } else {
+        /* str.lower with the GIL taken back for the call (the run released it) */
+        int st = ST_PYERR;
+        PyEval_RestoreThread(k->ts);
         PyObject *u = PyUnicode_DecodeUTF8((const char *)s, n, "strict");
-        if (!u) return ST_PYERR;
-        PyObject *lo = PyObject_CallMethod(u, "lower", NULL);
-        Py_DECREF(u);
-        if (!lo) return ST_PYERR;
-        Py_ssize_t ln;
-        const char *lp = PyUnicode_AsUTF8AndSize(lo, &ln);
-        int st = !lp ? ST_PYERR : buf_reserve(&k->lower, ln + 1) < 0 ? ST_NOMEM : ST_OK;
-        if (st == ST_OK) buf_put(&k->lower, (const uint8_t *)lp, ln);
-        Py_DECREF(lo);
+        PyObject *lo = u ? PyObject_CallMethod(u, "lower", NULL) : NULL;
+        Py_XDECREF(u);
+        if (lo) {
+            Py_ssize_t ln;
+            const char *lp = PyUnicode_AsUTF8AndSize(lo, &ln);
+            st = !lp ? ST_PYERR : buf_reserve(&k->lower, ln + 1) < 0 ? ST_NOMEM : ST_OK;
+            if (st == ST_OK) buf_put(&k->lower, (const uint8_t *)lp, ln);
+            Py_DECREF(lo);
+        }
+        k->ts = PyEval_SaveThread();
         if (st != ST_OK) return st;
     }
     *ps = k->lower.p;
@@ -436,7 +526,7 @@ static int lower_segment(K *k, const uint8_t **ps, Py_ssize_t *pn) {
 static Py_ssize_t rstrip_len(const uint8_t *s, Py_ssize_t n, int check) {
     while (n > 0) {
         Py_ssize_t j = n - 1;
-        uint32_t cp;
+        uint32_t cp = 0;
         if (s[j] < 0x80) {
             cp = s[j];
         } else {
@@ -483,10 +573,10 @@ static int valid_utf8(const uint8_t *s, Py_ssize_t n) {
 
 /* The text sacrebleu's tokenizers start from: s[0..n) validated as UTF-8 (every later pass
  * relies on it), lowercased (lowercase) and right-stripped, into *ps and *pn. A status.
- * 13a without lowercase leaves the validation to split_regexp's one scan (k->unchecked), unless
- * rewrite changes the text first (rewrite validates it then). */
+ * 13a and intl without lowercase leave the validation to the scan that splits (split_regexp,
+ * split_intl: k->unchecked), unless 13a's rewrite changes the text first (it validates it then). */
 static int normalise(K *k, const uint8_t **ps, Py_ssize_t *pn) {
-    k->unchecked = k->tokenizer == TOK_13A && !k->lowercase;
+    k->unchecked = (k->tokenizer == TOK_13A || k->tokenizer == TOK_INTL) && !k->lowercase;
     if (!k->unchecked && !valid_utf8(*ps, *pn)) return bad(k, "invalid UTF-8");
     if (k->lowercase) {
         int st = lower_segment(k, ps, pn);
@@ -503,8 +593,8 @@ static int check_now(K *k, const uint8_t *s, Py_ssize_t n) {
     return valid_utf8(s, n) ? ST_OK : bad(k, "invalid UTF-8");
 }
 
-/* The tokenizer's passes that rewrite the normalised text *ps, *pn (13a's replacements, zh's strip,
- * intl's three regexes), leaving the text to split there; 13a's and zh's regexes are split_regexp's.
+/* The tokenizer's passes that rewrite the normalised text *ps, *pn (13a's replacements, zh's strip),
+ * leaving the text to split there; 13a's and zh's regexes are split_regexp's, intl's split_intl's.
  * A status. */
 static int rewrite(K *k, const uint8_t **ps, Py_ssize_t *pn) {
     Buf *A = &k->a, *B = &k->b, *T;
@@ -533,11 +623,6 @@ static int rewrite(K *k, const uint8_t **ps, Py_ssize_t *pn) {
         cur += off; cn -= off; /* line.strip(); the right side is already stripped */
         break;                 /* then Chinese characters isolated and the regexps: split_regexp */
     }
-    case TOK_INTL:
-        STEP(pass_intl1(cur, cn, k->flags, A));
-        STEP(pass_intl2(cur, cn, k->flags, A));
-        STEP(pass_isolate(cur, cn, k->flags, F_S, A));
-        break;
     default:
         break;
     }
@@ -559,7 +644,7 @@ static Py_ssize_t split_chars(K *k, const uint8_t *t, Py_ssize_t n, Py_ssize_t b
     return ntok;
 }
 
-/* none and intl: str.split(). The tokens of t[0..n) (at arena offset base); returns their number. */
+/* none: str.split(). The tokens of t[0..n) (at arena offset base); returns their number. */
 static Py_ssize_t split_space(K *k, const uint8_t *t, Py_ssize_t n, Py_ssize_t base) {
     Py_ssize_t ntok = 0, i = 0;
     while (i < n) {
@@ -611,6 +696,10 @@ static Py_ssize_t split_tokens(K *k, const uint8_t *s, Py_ssize_t n) {
         ntok = split_regexp(k, t, n, base, k->tokenizer == TOK_13A, k->tokenizer == TOK_ZH, k->unchecked);
         if (ntok < 0) return bad(k, "invalid UTF-8");
     }
+    else if (k->tokenizer == TOK_INTL) {
+        ntok = split_intl(k, t, n, base, k->unchecked);
+        if (ntok < 0) return bad(k, "invalid UTF-8");
+    }
     else if (k->tokenizer == TOK_CHAR)
         ntok = split_chars(k, t, n, base);
     else
@@ -627,7 +716,7 @@ static Py_ssize_t split_tokens(K *k, const uint8_t *s, Py_ssize_t n) {
 static Py_ssize_t segment_tokens(K *k, const uint8_t *s, Py_ssize_t n) {
     int st = normalise(k, &s, &n);
     if (st != ST_OK) return st;
-    if (k->unchecked) {
+    if (k->unchecked && k->tokenizer == TOK_13A) {
         Py_ssize_t a0 = k->arena.len, t0 = k->tok_start.len;
         k->rewrites = 0;
         Py_ssize_t nt = split_tokens(k, s, n);
@@ -645,14 +734,14 @@ static Py_ssize_t segment_tokens(K *k, const uint8_t *s, Py_ssize_t n) {
  * bytes), so its one requirement is that equal bytes hash equally: the bytes past the token
  * that the last load reads (the arena keeps 8 spare bytes after its text) are masked off. */
 static inline uint64_t hash_bytes(const uint8_t *s, Py_ssize_t n) {
-    uint64_t h = 0x9E3779B97F4A7C15ULL ^ ((uint64_t)n * 0xC2B2AE3D27D4EB4FULL), w;
+    uint64_t h = (uint64_t)n * 0xC2B2AE3D27D4EB4FULL, w;
     for (; n > 8; s += 8, n -= 8) {
         memcpy(&w, s, 8);
         h = (h ^ w) * 0xFF51AFD7ED558CCDULL;
         h ^= h >> 32;
     }
     memcpy(&w, s, 8);
-    w &= n == 8 ? ~0ULL : (1ULL << (8 * n)) - 1;
+    w &= ~0ULL >> (64 - 8 * n); /* 1 <= n <= 8: a token is never empty */
     h = (h ^ w) * 0xC4CEB9FE1A85EC53ULL;
     return h ^ (h >> 29);
 }
@@ -1369,6 +1458,8 @@ static int check_flags(int tokenizer, const View *fl) {
 static void k_options(K *k, int tokenizer, int lowercase, int order, const View *fl) {
     k->tokenizer = tokenizer; k->lowercase = lowercase; k->order = order;
     k->flags = fl->held ? (const uint8_t *)fl->view.buf : NULL;
+    if (tokenizer == TOK_INTL)
+        for (int c = 1; c < 0x80; c++) k->intl_plain[c] = !k->flags[c] && !_Py_ascii_whitespace[c];
 }
 
 /* b's references: rd, ro, rv and lo (m references, n rows), their offsets inside their data; -1
@@ -1444,7 +1535,10 @@ static PyObject *k_stats(PyObject *self, PyObject *args) {
     memset(&k, 0, sizeof(k));
     if (text_batch(v, o, tokenizer, per_row, 2 + 2 * (Py_ssize_t)order, &b) == 0) {
         k_options(&k, tokenizer, lowercase, order, &v[7]);
-        result = run_result(run(&k, &b), &k);
+        k.ts = PyEval_SaveThread();
+        int st = run(&k, &b);
+        PyEval_RestoreThread(k.ts);
+        result = run_result(st, &k);
     }
     k_free(&k);
     release_views(v, 9);
@@ -1480,7 +1574,10 @@ static PyObject *k_stages(PyObject *self, PyObject *args) {
     memset(&k, 0, sizeof(k));
     if (text_batch(v, o, tokenizer, 0, 0, &b) == 0) {
         k_options(&k, tokenizer, lowercase, 0, &v[7]); /* no order: nothing is counted */
-        result = run_result(run_stages(&k, &b, stage), &k);
+        k.ts = PyEval_SaveThread();
+        int st = run_stages(&k, &b, stage);
+        PyEval_RestoreThread(k.ts);
+        result = run_result(st, &k);
     }
     k_free(&k);
     release_views(v, 9);
@@ -1534,7 +1631,10 @@ static PyObject *k_stats_many(PyObject *self, PyObject *args) {
     if (check_flags(tokenizer, &fl) < 0 || ref_batch(&b, &rd, &ro, &rv, &lo, n, m) < 0) goto done;
     b.per_row = per_row;
     k_options(&k, tokenizer, lowercase, order, &fl);
-    result = run_result(run_many(&k, &b, sys, S), &k);
+    k.ts = PyEval_SaveThread();
+    int st = run_many(&k, &b, sys, S);
+    PyEval_RestoreThread(k.ts);
+    result = run_result(st, &k);
 done:
     k_free(&k);
     for (int i = 0; i < 5; i++) rel_view(shared[i]);
@@ -1638,7 +1738,10 @@ static PyObject *k_stats_ids(PyObject *self, PyObject *args) {
     memset(&k, 0, sizeof(k));
     if (ids_batch(v, o, per_row, 2 + 2 * (Py_ssize_t)order, &b) == 0) {
         k.order = order;
-        result = run_result(run_ids(&k, &b), &k);
+        k.ts = PyEval_SaveThread();
+        int st = run_ids(&k, &b);
+        PyEval_RestoreThread(k.ts);
+        result = run_result(st, &k);
     }
     k_free(&k);
     release_views(v, 10);
@@ -1661,6 +1764,7 @@ PyMODINIT_FUNC PyInit__bleu(void) {
     PyObject *mod = PyModule_Create(&module);
     if (!mod) return NULL;
     space_bitmap();
+    byte_classes(); /* made here too: the runs read it without the GIL */
     PyModule_AddIntConstant(mod, "TOK_NONE", TOK_NONE);
     PyModule_AddIntConstant(mod, "TOK_13A", TOK_13A);
     PyModule_AddIntConstant(mod, "TOK_INTL", TOK_INTL);
