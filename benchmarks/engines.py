@@ -34,8 +34,10 @@ stretches much less than wall time. Memory is the peak, over the full run, of th
 RSS) of all those processes, sampled every 0.2 s. Each row is set against the local in-process
 runner of the same run, beside the goals of issue 34 (every engine at least 0.9x local's steady
 pairs per CPU-second; Flink's processes at most 1.5 GB). A per-process split of the steady CPU
-(full - tiny, by process) shows where each engine's CPU goes; an SDK worker's CPU is counted in
-its worker pool's once the pool has reaped it. For dask, the CPU seconds each worker process spent
+(full - tiny, by process) shows where each engine's CPU goes, with the system CPU seconds and minor
+page faults in it (memory first touched: a process that holds more of the input at once, as a
+DaskRunner partition does, faults more pages in); an SDK worker's CPU is counted in its worker
+pool's once the pool has reaped it. For dask, the CPU seconds each worker process spent
 during the run are read from the workers themselves, which shows how evenly dask spread the row
 groups. The machine's core count limits what two workers can gain: the scheduler and the client
 process share the same cores.
@@ -46,6 +48,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -68,14 +71,16 @@ MEMORY_GOAL = {"flink": 1.5e9}
 
 
 def _stat(pid):
-    """(name, parent pid, CPU seconds with waited-for children, RSS bytes) of one process, or None."""
+    """(name, parent pid, CPU seconds with waited-for children, RSS bytes, system CPU seconds and
+    minor page faults with waited-for children) of one process, or None."""
     try:
         text = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
     name = text[text.index("(") + 1:text.rindex(")")]
     f = text.rsplit(")", 1)[1].split()
-    return name, int(f[1]), sum(int(x) for x in f[11:15]) / TICK, int(f[21]) * PAGE
+    return (name, int(f[1]), sum(int(x) for x in f[11:15]) / TICK, int(f[21]) * PAGE,
+            (int(f[12]) + int(f[14])) / TICK, int(f[7]) + int(f[8]))
 
 
 def _tree(roots):
@@ -132,18 +137,21 @@ class Watch:
     def __init__(self, roots=()):
         self.roots = list(roots)
 
-    def cpu(self, extra=()):
-        """{label: CPU seconds} over the trees now."""
+    def usage(self, extra=()):
+        """{label: [CPU seconds, of which system, minor page faults]} over the trees now."""
         split = {}
-        for pid, (name, _, cpu, _) in _tree([*self.roots, *extra]).items():
-            label = _label(name, pid)
-            split[label] = split.get(label, 0.0) + cpu
+        for pid, (name, _, cpu, _, system, faults) in _tree([*self.roots, *extra]).items():
+            total = split.setdefault(_label(name, pid), [0.0, 0.0, 0])
+            total[0] += cpu
+            total[1] += system
+            total[2] += faults
         return split
 
     def run(self, cmd):
-        """Run ``cmd`` (a list): (wall seconds, CPU split {label: seconds}, peak PSS, peak RSS, proc)."""
-        before = self.cpu()
-        child0 = os.times()
+        """Run ``cmd`` (a list): (wall seconds, CPU split {label: seconds}, {label: (system CPU
+        seconds, minor page faults)}, peak PSS, peak RSS, proc)."""
+        before = self.usage()
+        child0, faults0 = os.times(), resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt
         t0 = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
         peak = [0, 0]
@@ -162,24 +170,29 @@ class Watch:
         wall = time.perf_counter() - t0
         done.set()
         sampler.join()
-        child1 = os.times()
-        after = self.cpu()
-        split = {k: after.get(k, 0.0) - before.get(k, 0.0) for k in set(after) | set(before)}
+        child1, faults1 = os.times(), resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt
+        after = self.usage()
+        zero = [0.0, 0.0, 0]
+        delta = {k: [a - b for a, b in zip(after.get(k, zero), before.get(k, zero))] for k in set(after) | set(before)}
         # the command and the children it waited for (its own rusage, counted once it has ended)
-        split["beambleu run"] = split.get("beambleu run", 0.0) + (child1.children_user - child0.children_user) + \
-            (child1.children_system - child0.children_system)
-        return wall, split, peak[0], peak[1], subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+        own = delta.setdefault("beambleu run", [0.0, 0.0, 0])
+        own[0] += (child1.children_user - child0.children_user) + (child1.children_system - child0.children_system)
+        own[1] += child1.children_system - child0.children_system
+        own[2] += faults1 - faults0
+        split = {k: v[0] for k, v in delta.items()}
+        system = {k: (v[1], v[2]) for k, v in delta.items()}
+        return wall, split, system, peak[0], peak[1], subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
 def run(path, out, extra, watch=None):
-    """(wall, score, CPU split, peak PSS, peak RSS) of one ``beambleu run``."""
+    """(wall, score, CPU split, system CPU and page faults split, peak PSS, peak RSS) of one ``beambleu run``."""
     cmd = [sys.executable, "-m", "beambleu.cli", "run", "--input", str(path), "--output", str(out), "--overwrite",
            "--progress", "off", *extra]
-    wall, split, pss, rss, proc = (watch or Watch()).run(cmd)
+    wall, split, system, pss, rss, proc = (watch or Watch()).run(cmd)
     if proc.returncode != 0:
         raise SystemExit(f"failed: {' '.join(cmd)}\n{proc.stderr[-3000:]}")
     score = json.loads(Path(out).read_text())["corpus"]["scores"][0]["score"]  # BLEU, the one metric
-    return wall, score, split, pss, rss
+    return wall, score, split, system, pss, rss
 
 
 def worker_cpu(cluster):
@@ -228,17 +241,18 @@ def main(argv=None):
     big, source = build(a.size, 1, a.workdir, a.corpora)
     tiny, _ = build(1000, 1, a.workdir, a.corpora)
     out = Path(tempfile.mkdtemp()) / "r.json"
-    walls, cpus, splits, peaks, scores, cpu_split = {}, {}, {}, {}, {}, {}
+    walls, cpus, splits, systems, peaks, scores, cpu_split = {}, {}, {}, {}, {}, {}, {}
 
     configs = []  # (name, options, watch, dask cluster or None)
 
     def measure(r, name, extra, watch, cluster=None):
         for label, path in (("tiny", tiny), ("full", big)):
             before = worker_cpu(cluster) if cluster else None
-            wall, score, split, pss, rss = run(path, out, extra, watch)
+            wall, score, split, system, pss, rss = run(path, out, extra, watch)
             walls.setdefault((name, label), []).append(wall)
             cpus.setdefault((name, label), []).append(sum(split.values()))
             splits.setdefault((name, label), []).append(split)
+            systems.setdefault((name, label), []).append(system)
             if label == "full":
                 peaks.setdefault(name, []).append((pss, rss))
                 scores.setdefault(name, set()).add(score)
@@ -306,15 +320,19 @@ def main(argv=None):
         print(f"{name:<{width}} {w:>7.2f}s {f:>6.2f}s {w - f:>7.2f}s {n / (w - f):>17,.0f} {base_wall / (w - f):>8.2f}x"
               f" {c:>7.2f} {cf:>7.2f} {per_cpu:>21,.0f} {per_cpu / base:>8.2f}x {'>=' + str(CPU_GOAL):>6}"
               f" {pss / 1e9:>7.2f}GB {rss / 1e9:>7.2f}GB {goal_mem:>8}")
-    print("steady CPU seconds by process (median over rounds of full - tiny):")
+    print("steady CPU seconds by process (median over rounds of full - tiny; in brackets the system CPU "
+          "seconds and minor page faults among them):")
     for name in names:
         labels = set().union(*splits[(name, "full")], *splits[(name, "tiny")])
         parts = []
         for lab in sorted(labels):
             d = statistics.median(fs.get(lab, 0.0) - ts.get(lab, 0.0)
                                   for fs, ts in zip(splits[(name, "full")], splits[(name, "tiny")]))
+            pairs = list(zip(systems[(name, "full")], systems[(name, "tiny")]))
+            sys_s = statistics.median(fs.get(lab, (0.0, 0))[0] - ts.get(lab, (0.0, 0))[0] for fs, ts in pairs)
+            faults = statistics.median(fs.get(lab, (0.0, 0))[1] - ts.get(lab, (0.0, 0))[1] for fs, ts in pairs)
             if abs(d) >= 0.05:
-                parts.append(f"{lab} {d:.2f}")
+                parts.append(f"{lab} {d:.2f} [{sys_s:.2f} s, {faults / 1e3:,.0f}k faults]")
         print(f"  {name}: {'; '.join(parts)}")
     if "dask, 1 worker" in steady and "dask, 2 workers" in steady:
         print(f"dask 2 workers vs 1, steady state: {steady['dask, 1 worker'] / steady['dask, 2 workers']:.2f}x")

@@ -9,8 +9,8 @@
  *
  * The entry point only parses and checks its arguments into a Boot (boot_check); run_bootstrap
  * bounds the totals, picks the checked or the unchecked loop by that bound and runs it, in plain
- * C without the GIL, and returns the row that overflowed, which the entry point turns into its
- * OverflowError.
+ * C without the GIL (after boot_values, the checks of the buffers' values, also without it), and
+ * returns the row that overflowed, which the entry point turns into its OverflowError.
  *
  * poisson_level1, poisson_level2 and add_rows are the byte work and the sums of
  * bleu_core.items.bootstrap's blocks (see their section below).
@@ -199,7 +199,7 @@ PyDoc_STRVAR(bootstrap_doc,
 "Py_ssize_t or do not match the buffers.");
 
 /* The buffers v (keys, thresholds, groups, stats, out) and sizes of a bootstrap call, checked into
- * bt: 0, or -1 with ValueError. */
+ * bt: 0, or -1 with ValueError. Their values are checked by boot_values, without the GIL. */
 static int boot_check(Boot *bt, const View v[5], uint64_t seed_key, Py_ssize_t n_sets, Py_ssize_t width,
                       Py_ssize_t n_boot) {
     const View *keys = v, *thr = v + 1, *groups = v + 2, *stats = v + 3, *out = v + 4;
@@ -222,39 +222,29 @@ static int boot_check(Boot *bt, const View v[5], uint64_t seed_key, Py_ssize_t n
         PyErr_SetString(PyExc_ValueError, "bootstrap: buffer lengths do not match n, width, n_boot");
         return -1;
     }
-    /* the loops count thresholds differently (the first K at or below a draw, or the leading run of
-       them); for thresholds in order the two counts are the same */
-    for (Py_ssize_t k = 1; k < K; k++) {
-        if (((const uint64_t *)thr->view.buf)[k] < ((const uint64_t *)thr->view.buf)[k - 1]) {
-            PyErr_SetString(PyExc_ValueError, "bootstrap: thresholds are not in ascending order");
-            return -1;
-        }
-    }
     *bt = (Boot){
         .keys = (const uint64_t *)keys->view.buf, .thr = (const uint64_t *)thr->view.buf, .seed_key = seed_key,
         .groups = (const int64_t *)groups->view.buf, .stats = (const int64_t *)stats->view.buf,
         .out = (int64_t *)out->view.buf,
         .n = n, .K = K, .n_sets = n_sets, .n_groups = n_groups, .width = width, .n_boot = n_boot,
     };
-    for (Py_ssize_t j = 0; j < set_cells; j++) {
-        if (bt->groups[j] < 0 || bt->groups[j] >= n_groups) {
-            PyErr_SetString(PyExc_ValueError, "bootstrap: group index out of range");
-            return -1;
-        }
-    }
-    for (Py_ssize_t j = 0; j < stat_cells; j++) {
-        if (bt->stats[j] < 0) {
-            PyErr_SetString(PyExc_ValueError, "bootstrap: statistics must be non-negative");
-            return -1;
-        }
-    }
-    for (Py_ssize_t j = 0; j < n_groups * per_group; j++) {
-        if (bt->out[j] < 0) {
-            PyErr_SetString(PyExc_ValueError, "bootstrap: out must start non-negative");
-            return -1;
-        }
-    }
     return 0;
+}
+
+/* The values of a bootstrap call whose sizes boot_check accepted, in plain C (no GIL needed): NULL,
+ * or the message of the ValueError for the first check that fails. */
+static const char *boot_values(const Boot *bt) {
+    /* the loops count thresholds differently (the first K at or below a draw, or the leading run of
+       them); for thresholds in order the two counts are the same */
+    for (Py_ssize_t k = 1; k < bt->K; k++)
+        if (bt->thr[k] < bt->thr[k - 1]) return "bootstrap: thresholds are not in ascending order";
+    for (Py_ssize_t j = 0; j < bt->n_sets * bt->n; j++)
+        if (bt->groups[j] < 0 || bt->groups[j] >= bt->n_groups) return "bootstrap: group index out of range";
+    for (Py_ssize_t j = 0; j < bt->n * bt->width; j++)
+        if (bt->stats[j] < 0) return "bootstrap: statistics must be non-negative";
+    for (Py_ssize_t j = 0; j < bt->n_groups * bt->n_boot * bt->width; j++)
+        if (bt->out[j] < 0) return "bootstrap: out must start non-negative";
+    return NULL;
 }
 
 static PyObject *k_bootstrap(PyObject *self, PyObject *args) {
@@ -269,13 +259,18 @@ static PyObject *k_bootstrap(PyObject *self, PyObject *args) {
     for (int i = 0; i < 5; i++) v[i].held = 0;
     PyObject *result = NULL;
     Boot bt;
-    Py_ssize_t bad_row;
+    Py_ssize_t bad_row = -1;
+    const char *bad_value;
     for (int i = 0; i < 5; i++)
         if (get_view(o[i], &v[i], i == 4) < 0) goto done;
     if (boot_check(&bt, v, (uint64_t)seed_key, n_sets, width, n_boot) < 0) goto done;
     Py_BEGIN_ALLOW_THREADS
-    bad_row = run_bootstrap(&bt);
+    if (!(bad_value = boot_values(&bt))) bad_row = run_bootstrap(&bt);
     Py_END_ALLOW_THREADS
+    if (bad_value) {
+        PyErr_SetString(PyExc_ValueError, bad_value);
+        goto done;
+    }
     if (bad_row >= 0) {
         PyErr_Format(PyExc_OverflowError,
                      "bootstrap: a replicate's weighted statistics total exceeds int64 (2**63 - 1) at row %zd",
@@ -298,7 +293,8 @@ done:
  * int64: the dtype of bootstrap's matrix product), in place of bytes.translate, astype,
  * flatnonzero and the fancy-indexed fixes; add_rows adds the extra items' rows into the sums
  * of the block's product. They draw nothing: the bytes come from numpy's bit generator, in the
- * order items.py consumes them. Every buffer's size is checked first (ValueError). */
+ * order items.py consumes them. Every buffer's size is checked first (ValueError); the loops, with
+ * the checks of the values they read, run without the GIL. */
 
 enum { KIND_F32 = 0, KIND_F64 = 1, KIND_I64 = 2 };
 
@@ -518,6 +514,21 @@ PyDoc_STRVAR(poisson_level2_doc,
 "out writable, exactly L elements of kind (0: float32, 1: float64, 2: int64); late int64, writable,\n"
 "room for count. ValueError on any other size or a position out of range (out then partly written).");
 
+/* poisson_level2's loop, in plain C (no GIL needed): the number of late entries, or -1 at the first
+ * position out of [0, L) (out and late then partly written). */
+static Py_ssize_t level2_pass(const uint8_t *raw, Py_ssize_t L, const int64_t *pos, Py_ssize_t count,
+                              const uint8_t *second, const uint8_t *table, void *out, int kind, int64_t *late) {
+    Py_ssize_t n_late = 0;
+    for (Py_ssize_t j = 0; j < count; j++) {
+        const int64_t p = pos[j];
+        if (p < 0 || p >= L) return -1;
+        const unsigned f = table[((unsigned)raw[p] << 8) | second[j]];
+        if (f == 255) late[n_late++] = j;
+        else put_count(out, kind, p, f);
+    }
+    return n_late;
+}
+
 static PyObject *k_poisson_level2(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *o[6]; /* raw, pos, second, table, out, late */
@@ -541,21 +552,14 @@ static PyObject *k_poisson_level2(PyObject *self, PyObject *args) {
                                           "elements of kind, pos, second and late room for count)");
         goto done;
     }
-    {
-        const uint8_t *raw = (const uint8_t *)v[0].view.buf, *second = (const uint8_t *)v[2].view.buf;
-        const uint8_t *table = (const uint8_t *)v[3].view.buf;
-        const int64_t *pos = (const int64_t *)v[1].view.buf;
-        int64_t *late = (int64_t *)v[5].view.buf;
-        for (Py_ssize_t j = 0; j < count; j++) {
-            const int64_t p = pos[j];
-            if (p < 0 || p >= L) {
-                PyErr_SetString(PyExc_ValueError, "poisson_level2: a position is out of range");
-                goto done;
-            }
-            const unsigned f = table[((unsigned)raw[p] << 8) | second[j]];
-            if (f == 255) late[n_late++] = j;
-            else put_count(v[4].view.buf, kind, p, f);
-        }
+    Py_BEGIN_ALLOW_THREADS
+    n_late = level2_pass((const uint8_t *)v[0].view.buf, L, (const int64_t *)v[1].view.buf, count,
+                         (const uint8_t *)v[2].view.buf, (const uint8_t *)v[3].view.buf, v[4].view.buf, kind,
+                         (int64_t *)v[5].view.buf);
+    Py_END_ALLOW_THREADS
+    if (n_late < 0) {
+        PyErr_SetString(PyExc_ValueError, "poisson_level2: a position is out of range");
+        goto done;
     }
     result = PyLong_FromSsize_t(n_late);
 done:
@@ -587,6 +591,25 @@ PyDoc_STRVAR(add_rows_doc,
 "(nothing is added then). Sums are in the element type, in order (exact for the integers of\n"
 "bootstrap's bounds).");
 
+/* add_rows' checks of deficits and extra, then its sums, in plain C (no GIL needed): NULL, or the
+ * message of the ValueError for the first check that fails (nothing is added then). */
+static const char *add_rows_pass(void *sums, const void *ext, Py_ssize_t W, Py_ssize_t r, Py_ssize_t n,
+                                 Py_ssize_t total, const int64_t *extra, const int64_t *deficits, int kind) {
+    Py_ssize_t sum = 0;
+    for (Py_ssize_t b = 0; b < r; b++) {
+        if (deficits[b] < 0 || deficits[b] > total - sum)
+            return "add_rows: deficits must be non-negative and sum to len(extra)";
+        sum += deficits[b];
+    }
+    if (sum != total) return "add_rows: deficits must be non-negative and sum to len(extra)";
+    for (Py_ssize_t j = 0; j < total; j++)
+        if (extra[j] < 0 || extra[j] >= n) return "add_rows: an extra item is out of range";
+    if (kind == KIND_F32) ADD_ROWS_LOOP(float);
+    else if (kind == KIND_F64) ADD_ROWS_LOOP(double);
+    else ADD_ROWS_LOOP(int64_t);
+    return NULL;
+}
+
 static PyObject *k_add_rows(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *o[4]; /* sums, ext, extra, deficits */
@@ -596,7 +619,8 @@ static PyObject *k_add_rows(PyObject *self, PyObject *args) {
     View v[4];
     for (int i = 0; i < 4; i++) v[i].held = 0;
     PyObject *result = NULL;
-    Py_ssize_t size = kind_size(kind), row_bytes, r, n, total, sum = 0, cells;
+    Py_ssize_t size = kind_size(kind), row_bytes, r, n, total, cells;
+    const char *bad;
     for (int i = 0; i < 4; i++)
         if (get_view(o[i], &v[i], i == 0) < 0) goto done;
     if (!v[0].held || !v[1].held || !v[2].held || !v[3].held || !size || W < 1 ||
@@ -613,30 +637,13 @@ static PyObject *k_add_rows(PyObject *self, PyObject *args) {
                                           "deficits int64[r], extra int64)");
         goto done;
     }
-    {
-        const int64_t *extra = (const int64_t *)v[2].view.buf, *deficits = (const int64_t *)v[3].view.buf;
-        for (Py_ssize_t b = 0; b < r; b++) {
-            if (deficits[b] < 0 || deficits[b] > total - sum) {
-                PyErr_SetString(PyExc_ValueError, "add_rows: deficits must be non-negative and sum to len(extra)");
-                goto done;
-            }
-            sum += deficits[b];
-        }
-        if (sum != total) {
-            PyErr_SetString(PyExc_ValueError, "add_rows: deficits must be non-negative and sum to len(extra)");
-            goto done;
-        }
-        for (Py_ssize_t j = 0; j < total; j++) {
-            if (extra[j] < 0 || extra[j] >= n) {
-                PyErr_SetString(PyExc_ValueError, "add_rows: an extra item is out of range");
-                goto done;
-            }
-        }
-        void *sums = v[0].view.buf;
-        const void *ext = v[1].view.buf;
-        if (kind == KIND_F32) ADD_ROWS_LOOP(float);
-        else if (kind == KIND_F64) ADD_ROWS_LOOP(double);
-        else ADD_ROWS_LOOP(int64_t);
+    Py_BEGIN_ALLOW_THREADS
+    bad = add_rows_pass(v[0].view.buf, v[1].view.buf, W, r, n, total, (const int64_t *)v[2].view.buf,
+                        (const int64_t *)v[3].view.buf, kind);
+    Py_END_ALLOW_THREADS
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, bad);
+        goto done;
     }
     Py_INCREF(Py_None);
     result = Py_None;
