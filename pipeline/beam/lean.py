@@ -1,0 +1,89 @@
+"""Importing Apache Beam for the ``beambleu run`` command's own process, without the client
+libraries that its job does not use.
+
+``import apache_beam`` imports every optional library it finds: pandas (to register pandas batch
+converters; beambleu's batches are Arrow's), MongoDB's client (for its MongoDB connector) and,
+when the ``gcp`` and ``aws`` extras are installed, Google Cloud's and AWS's clients (``gs://`` and
+``s3://`` file systems, BigQuery, Pub/Sub, Dataflow). They are most of the import's CPU time
+(1.8 CPU-s with them, 0.7 without, on a machine of the project's), paid by every run, local files
+or not. :func:`import_beam` imports Beam with those libraries made unimportable for the duration of
+that one import, as if they were not installed (a set-up Beam supports: its imports of them are
+optional): pandas and MongoDB's client always; the Google libraries unless an argument names a
+``gs://`` URL or Dataflow; the AWS ones unless an argument names an ``s3://`` URL or is an
+``--s3_*`` option. Then ``sys.modules`` is restored to what it held, so that a later import of any
+of them (an engine's client, pandas where pyarrow converts to numpy) works as usual.
+
+Only the ``beambleu`` command's own process calls it (``beambleu.cli.main`` run as the command),
+before anything else imports Beam: never a program that uses beambleu as a library or a component
+of its pipeline (whose Beam must be the one it expects), and never the engines' worker processes,
+which import Beam themselves.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Dict, Sequence, Tuple
+
+__all__ = ["AWS_MODULES", "GCP_MODULES", "MONGO_MODULES", "PANDAS_MODULES", "blocked_modules", "import_beam"]
+
+#: Beam's ``dataframe`` extra: imported by ``apache_beam.typehints`` only to register converters
+PANDAS_MODULES = ("pandas",)
+
+#: what Beam's ``gcp`` extra brings and ``import apache_beam`` imports when it can (each optional
+#: there): the clients of GCS, BigQuery, Pub/Sub, Dataflow, and their authentication; and Beam's
+#: BigQuery connector, which ``apache_beam.io`` imports in a ``try`` with Pub/Sub's and GCS's (it is
+#: loaded, without its client, even when the extra is not installed)
+GCP_MODULES = ("google.cloud", "google.api_core", "google.auth", "google_auth_httplib2", "apitools", "oauth2client",
+               "apache_beam.io.gcp.bigquery")
+
+#: what Beam's ``aws`` extra brings (the ``s3://`` file system's client)
+AWS_MODULES = ("boto3", "botocore")
+
+#: MongoDB's client, for Beam's MongoDB connector (optional there: it logs a warning and goes on),
+#: which ``beambleu run`` never uses
+MONGO_MODULES = ("bson", "pymongo")
+
+
+def blocked_modules(argv: Sequence[str]) -> Tuple[str, ...]:
+    """The modules :func:`import_beam` keeps out of Beam's import for the command line ``argv``
+    (``run``'s arguments): pandas and MongoDB's client; the Google clients unless an argument names ``gs://`` or
+    Dataflow (``--runner DataflowRunner``); the AWS clients unless one names ``s3://`` or is an
+    ``--s3_*`` option (Beam's S3 options: an S3-compatible store)."""
+    text = [a.lower() for a in argv]
+    blocked = [*PANDAS_MODULES, *MONGO_MODULES]
+    if not any("gs://" in a or "dataflow" in a for a in text):
+        blocked += GCP_MODULES
+    if not any("s3://" in a or a.startswith(("--s3_", "--s3-")) for a in text):
+        blocked += AWS_MODULES
+    return tuple(blocked)
+
+
+def import_beam(argv: Sequence[str]):
+    """``apache_beam``, imported with :func:`blocked_modules` unimportable during the import (a
+    ``None`` entry of ``sys.modules`` makes ``import`` raise ``ModuleNotFoundError``, which Beam's
+    optional imports catch). Afterwards every entry of ``sys.modules`` named there holds what it
+    held before (a module that was imported stays imported). A Beam that cannot be imported without
+    one of them is imported again, whole. When Beam is already imported, nothing is blocked: Beam is
+    already what it is."""
+    if sys.modules.get("apache_beam") is not None:
+        return sys.modules["apache_beam"]
+    missing = object()
+    # (a name may be there already: site-packages' *-nspkg.pth files make ``google.cloud`` at start-up)
+    saved: Dict[str, object] = {m: sys.modules.get(m, missing) for m in blocked_modules(argv)}
+    for m in saved:
+        sys.modules[m] = None
+    try:
+        import apache_beam
+    except ImportError:  # a Beam that needs one of them (or no Beam): imported whole below, or the error
+        apache_beam = None
+    finally:
+        for m, before in saved.items():
+            if before is missing:
+                sys.modules.pop(m, None)
+            else:
+                sys.modules[m] = before
+    if apache_beam is None:
+        for m in [m for m in sys.modules if m == "apache_beam" or m.startswith("apache_beam.")]:
+            del sys.modules[m]  # (what the failed import left half made)
+        import apache_beam
+    return apache_beam

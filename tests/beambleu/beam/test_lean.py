@@ -1,0 +1,176 @@
+"""``beambleu run``'s own process imports Apache Beam without the client libraries its job does not use
+(:mod:`beambleu.beam.lean`, issue 34): what is kept out and when, ``sys.modules`` left as it was, the
+libraries importable afterwards, and a run's outputs byte for byte those of a run whose Beam was imported
+whole. Each import happens in a fresh interpreter (a subprocess): this test process has Beam already."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+
+import pytest
+
+from beambleu.beam import lean
+
+from ...oracle import REPO
+
+SAMPLE = REPO / "examples" / "sample"
+
+GCP = set(lean.GCP_MODULES)
+AWS = set(lean.AWS_MODULES)
+ALWAYS = {"pandas", "bson", "pymongo"}
+
+
+@pytest.mark.parametrize("argv, kept_out", [
+    (["--input", "shards/*.parquet", "--output", "r.json"], ALWAYS | GCP | AWS),
+    (["--input", "GS://bucket/shards/*.parquet"], ALWAYS | AWS),
+    (["--input", "x.parquet", "--spm-model", "gs://bucket/m.model"], ALWAYS | AWS),
+    (["--input", "x.parquet", "--runner", "DataflowRunner", "--temp_location", "/tmp/t"], ALWAYS | AWS),
+    (["--input", "x.parquet", "--runner=dataflow"], ALWAYS | AWS),
+    (["--input", "s3://bucket/x.parquet"], ALWAYS | GCP),
+    (["--input", "x.parquet", "--output", "s3://bucket/r.json"], ALWAYS | GCP),
+    (["--input", "x.parquet", "--s3_endpoint_url=http://127.0.0.1:9000"], ALWAYS | GCP),
+    (["--input", "s3://b/x.parquet", "--output", "gs://b/r.json"], ALWAYS),
+])
+def test_blocked_modules(argv, kept_out):
+    assert set(lean.blocked_modules(argv)) == kept_out
+
+
+# imports Beam through import_beam in a fresh interpreter and reports what it saw
+_PROBE = """
+import json, sys
+from beambleu.beam.lean import blocked_modules, import_beam
+names = blocked_modules(sys.argv[1:])
+before = {m: id(sys.modules[m]) if m in sys.modules else None for m in names}
+import_beam(sys.argv[1:])
+after = {m: id(sys.modules[m]) if m in sys.modules else None for m in names}
+report = {"names": names, "same": before == after,
+          "pandas_converters": "apache_beam.typehints.pandas_type_compatibility" in sys.modules,
+          "gcs_in_beam": "apache_beam.io.gcp.gcsfilesystem" in sys.modules,
+          "boto3_in_beam": getattr(sys.modules.get("apache_beam.io.aws.clients.s3.boto3_client"), "boto3", None)
+          is not None}
+importable = {}
+for m in names:
+    try:
+        __import__(m)
+        importable[m] = True
+    except ImportError:
+        importable[m] = False
+report["importable"] = importable
+import apache_beam as beam
+from apache_beam.testing.util import assert_that, equal_to
+with beam.Pipeline() as p:  # the local runner works with this Beam
+    assert_that(p | beam.Create([1, 2, 3]) | beam.Map(lambda x: x * 2), equal_to([2, 4, 6]))
+print(json.dumps(report))
+"""
+
+
+def _probe(*argv):
+    proc = subprocess.run([sys.executable, "-c", _PROBE, *argv], capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _installed(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def test_import_beam_keeps_them_out_then_restores():
+    """Beam is imported without pandas' converters, the GCS file system nor S3's client (when those libraries are
+    installed, the control below shows Beam loads them); afterwards ``sys.modules`` holds for each blocked
+    name what it held before (the same module, or nothing), every one that is installed imports, and a local
+    pipeline runs."""
+    report = _probe("--input", "x.parquet")
+    assert report["same"]
+    assert not report["pandas_converters"] and not report["gcs_in_beam"] and not report["boto3_in_beam"]
+    for m, ok in report["importable"].items():
+        assert ok == _installed(m), m
+
+
+def test_import_beam_control():
+    """The control: the same probe with gs:// and s3:// paths blocks only pandas and MongoDB's client, and
+    then Beam has the GCS file system and S3's client when their libraries are installed (which shows that the
+    probe sees them)."""
+    report = _probe("--input", "gs://b/x.parquet", "--output", "s3://b/r.json")
+    assert set(report["names"]) == ALWAYS and report["same"]
+    assert report["gcs_in_beam"] == _installed("google.cloud.storage")
+    assert report["boto3_in_beam"] == _installed("boto3")
+    if not (_installed("google.cloud.storage") or _installed("boto3")):
+        pytest.skip("neither the gcp nor the aws extra is installed: the control cannot tell")
+
+
+def test_import_beam_when_beam_is_there():
+    """With Beam already imported (this process), nothing is blocked nor touched."""
+    import apache_beam
+
+    before = dict(sys.modules)
+    assert lean.import_beam(["--input", "x.parquet"]) is apache_beam
+    assert {k: id(v) for k, v in sys.modules.items()} == {k: id(v) for k, v in before.items()}
+
+
+# `beambleu run ARGS` in a fresh interpreter whose Beam is imported lean (as the command does) or whole
+_RUN = """
+import sys
+lean = sys.argv[1] == "lean"
+if lean:
+    from beambleu.beam.lean import import_beam
+    from beambleu.commands.stderr_filter import quiet_logging
+    with quiet_logging():
+        import_beam(sys.argv[3:])
+else:
+    import apache_beam
+from beambleu.cli import main
+rc = main(sys.argv[2:])
+sys.stdout.flush()
+assert not lean or "apache_beam.io.gcp.gcsfilesystem" not in sys.modules  # (a lean run never loads it)
+sys.exit(rc)
+"""
+
+
+def _run(tmp_path, how, name, *args):
+    out = tmp_path / how
+    out.mkdir(exist_ok=True)
+    proc = subprocess.run([sys.executable, "-c", _RUN, how, "run", "--input", str(SAMPLE / "shards" / "*.parquet"),
+                           "--output", str(out / f"{name}.json"), "--progress", "off", *args],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout, {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("name, args", [
+    ("grouped", ["--group-by", "system", "-m", "bleu", "chrf", "ter"]),
+    ("confidence", ["--group-by", "system", "-m", "bleu", "chrf", "--confidence", "--confidence-n", "50",
+                    "--seed", "3", "--groups-output", "{out}/groups.parquet", "--sentence-output", "{out}/pairs"]),
+])
+def test_run_outputs_are_the_same(tmp_path, name, args):
+    """A run whose Beam was imported lean prints and writes the same bytes as one whose Beam was imported
+    whole (the JSON result, the group table, the per-pair Parquet)."""
+    got = {}
+    for how in ("whole", "lean"):
+        got[how] = _run(tmp_path, how, name, *[a.replace("{out}", str(tmp_path / how)) for a in args])
+    assert got["lean"][0] == got["whole"][0] and got["lean"][0]
+    assert got["lean"][1] == got["whole"][1] and f"{name}.json" in got["lean"][1]
+
+
+def test_import_beam_whole_when_beam_needs_them(tmp_path):
+    """A Beam that cannot be imported without a blocked module (here a stand-in that imports pandas, beside
+    a stand-in pandas) is imported again, whole, without what the failed import left; no Beam at all is
+    still an ImportError."""
+    beam = tmp_path / "needs" / "apache_beam"
+    beam.mkdir(parents=True)
+    (beam / "__init__.py").write_text("from . import early\nimport pandas\nVALUE = pandas.VALUE\n")
+    (beam / "early.py").write_text("import sys\nsys.stdout.write('early ')\n")
+    (tmp_path / "needs" / "pandas").mkdir()
+    (tmp_path / "needs" / "pandas" / "__init__.py").write_text("VALUE = 42\n")
+    (tmp_path / "none" / "apache_beam").mkdir(parents=True)
+    (tmp_path / "none" / "apache_beam" / "__init__.py").write_text("raise ImportError('no Beam here')\n")
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); from beambleu.beam.lean import import_beam\n"
+            "try:\n    print(import_beam(['--input', 'x']).VALUE)\nexcept ImportError as exc:\n    print(exc)")
+    outs = [subprocess.run([sys.executable, "-c", code, str(tmp_path / d)], capture_output=True, text=True,
+                           cwd=REPO) for d in ("needs", "none")]
+    assert [p.stdout for p in outs] == ["early early 42\n", "no Beam here\n"], [p.stderr for p in outs]
