@@ -90,52 +90,105 @@ static inline __attribute__((always_inline)) Py_ssize_t boot_loop(const Boot *bt
 static NO_VECTORIZE Py_ssize_t boot_plain(const Boot *bt) { return boot_loop(bt, 0); }
 static NO_VECTORIZE Py_ssize_t boot_checked(const Boot *bt) { return boot_loop(bt, 1); }
 
-/* The unchecked loop of boot_loop in two passes per row, for the same sums: the row's weights in
- * every replicate first (wt, n_boot bytes: the first four thresholds compared without a branch,
- * the rare draws above the fourth counted on), then the adds, each of a precomputed multiple of
- * the row (mult, (K + 1) * width: mult[w * width + l] = w * row[l]), so that the add loop is one
- * vector add per few statistics and the weight count no longer stalls it. Only run when
- * run_bootstrap's bound says nothing can overflow (every multiple is at most that bound). */
-static inline __attribute__((always_inline)) void boot_split_loop(const Boot *bt, uint8_t *wt, int64_t *mult) {
+/* Rows per block of boot_split_loop, and the weights its block tables hold (0 .. BLOCK_W - 1). */
+#define BLOCK_ROWS 8
+#define BLOCK_W 8
+
+/* Whether rows i and j go to the same group in every grouping set. */
+static inline int same_groups(const int64_t *gp, Py_ssize_t n, Py_ssize_t n_sets, Py_ssize_t i, Py_ssize_t j) {
+    for (Py_ssize_t s = 0; s < n_sets; s++)
+        if (gp[s * n + i] != gp[s * n + j]) return 0;
+    return 1;
+}
+
+/* acc[l] += the sum of m[r][l] over the block's BLOCK_ROWS rows (one vector add chain per few
+ * statistics; m[r] is row r's multiple for its weight in this replicate, the zero row for 0). */
+static inline __attribute__((always_inline)) void add_block(int64_t *restrict acc, const int64_t *const *m,
+                                                            Py_ssize_t width) {
+    const int64_t *restrict m0 = m[0], *restrict m1 = m[1], *restrict m2 = m[2], *restrict m3 = m[3];
+    const int64_t *restrict m4 = m[4], *restrict m5 = m[5], *restrict m6 = m[6], *restrict m7 = m[7];
+    for (Py_ssize_t l = 0; l < width; l++)
+        acc[l] += ((m0[l] + m1[l]) + (m2[l] + m3[l])) + ((m4[l] + m5[l]) + (m6[l] + m7[l]));
+}
+
+/* The unchecked loop of boot_loop, for the same sums, in blocks of up to BLOCK_ROWS consecutive
+ * rows of the same groups: every row's weights in every replicate first (wt, n_boot bytes per
+ * row: the first four thresholds compared without a branch, the rare draws above the fourth
+ * counted on), then the adds. A full block whose weights are all below BLOCK_W adds, per
+ * replicate, the sum of its rows' precomputed multiples (bmult[r][w][l] = w * row_r[l], the zero
+ * row for weight 0: no branch) into the replicate's totals once, so that the totals are read and
+ * written once per block rather than once per row; other rows add their own multiple (mult,
+ * (K + 1) * width) where their weight is not 0. Only run when run_bootstrap's bound says nothing
+ * can overflow (every partial sum is at most that bound: all terms are non-negative). */
+static inline __attribute__((always_inline)) void boot_split_loop(const Boot *bt, uint8_t *wt, int64_t *mult,
+                                                                  int64_t *bmult) {
     const uint64_t *kp = bt->keys, *tp = bt->thr;
     const uint64_t seed_key = bt->seed_key;
     const int64_t *gp = bt->groups, *sp = bt->stats;
     int64_t *op = bt->out;
     const Py_ssize_t n = bt->n, K = bt->K, n_sets = bt->n_sets, width = bt->width, n_boot = bt->n_boot;
     const Py_ssize_t K4 = K < 4 ? K : 4;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        const uint64_t k = mix64(kp[i] ^ seed_key);
-        const int64_t *row = sp + i * width;
-        for (Py_ssize_t w = 1; w <= K; w++)
-            for (Py_ssize_t l = 0; l < width; l++) mult[w * width + l] = (int64_t)w * row[l];
-        for (Py_ssize_t b = 0; b < n_boot; b++) {
-            const uint64_t x = mix64(k + (uint64_t)(b + 1) * 0x9E3779B97F4A7C15ULL);
-            Py_ssize_t w = 0;
-            for (Py_ssize_t j = 0; j < K4; j++) w += tp[j] <= x;
-            if (w == 4) while (w < K && tp[w] <= x) w++;
-            wt[b] = (uint8_t)w;
-        }
-        for (Py_ssize_t b = 0; b < n_boot; b++) {
-            const Py_ssize_t w = wt[b];
-            if (!w) continue;
-            const int64_t *m = mult + w * width;
-            for (Py_ssize_t s = 0; s < n_sets; s++) {
-                int64_t *acc = op + (gp[s * n + i] * n_boot + b) * width;
-                for (Py_ssize_t l = 0; l < width; l++) acc[l] += m[l];
+    for (Py_ssize_t i = 0; i < n;) {
+        Py_ssize_t rows = 1;
+        while (rows < BLOCK_ROWS && i + rows < n && same_groups(gp, n, n_sets, i, i + rows)) rows++;
+        int heavy = 0;
+        for (Py_ssize_t r = 0; r < rows; r++) {
+            const uint64_t k = mix64(kp[i + r] ^ seed_key);
+            uint8_t *w_r = wt + r * n_boot;
+            for (Py_ssize_t b = 0; b < n_boot; b++) {
+                const uint64_t x = mix64(k + (uint64_t)(b + 1) * 0x9E3779B97F4A7C15ULL);
+                Py_ssize_t w = 0;
+                for (Py_ssize_t j = 0; j < K4; j++) w += tp[j] <= x;
+                if (w == 4) while (w < K && tp[w] <= x) w++;
+                w_r[b] = (uint8_t)w;
+                heavy |= w >= BLOCK_W;
             }
         }
+        if (rows == BLOCK_ROWS && !heavy) {
+            for (Py_ssize_t r = 0; r < BLOCK_ROWS; r++) {
+                const int64_t *row = sp + (i + r) * width;
+                for (Py_ssize_t w = 0; w < BLOCK_W; w++)
+                    for (Py_ssize_t l = 0; l < width; l++) bmult[(r * BLOCK_W + w) * width + l] = (int64_t)w * row[l];
+            }
+            for (Py_ssize_t b = 0; b < n_boot; b++) {
+                const int64_t *m[BLOCK_ROWS];
+                for (Py_ssize_t r = 0; r < BLOCK_ROWS; r++) m[r] = bmult + (r * BLOCK_W + wt[r * n_boot + b]) * width;
+                for (Py_ssize_t s = 0; s < n_sets; s++)
+                    add_block(op + (gp[s * n + i] * n_boot + b) * width, m, width);
+            }
+        } else {
+            for (Py_ssize_t r = 0; r < rows; r++) {
+                const int64_t *row = sp + (i + r) * width;
+                const uint8_t *w_r = wt + r * n_boot;
+                for (Py_ssize_t w = 1; w <= K; w++)
+                    for (Py_ssize_t l = 0; l < width; l++) mult[w * width + l] = (int64_t)w * row[l];
+                for (Py_ssize_t b = 0; b < n_boot; b++) {
+                    const Py_ssize_t w = w_r[b];
+                    if (!w) continue;
+                    const int64_t *m = mult + w * width;
+                    for (Py_ssize_t s = 0; s < n_sets; s++) {
+                        int64_t *acc = op + (gp[s * n + i + r] * n_boot + b) * width;
+                        for (Py_ssize_t l = 0; l < width; l++) acc[l] += m[l];
+                    }
+                }
+            }
+        }
+        i += rows;
     }
 }
 
-static void boot_split(const Boot *bt, uint8_t *wt, int64_t *mult) { boot_split_loop(bt, wt, mult); }
+static void boot_split(const Boot *bt, uint8_t *wt, int64_t *mult, int64_t *bmult) {
+    boot_split_loop(bt, wt, mult, bmult);
+}
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define BOOT_AVX2 1
 #endif
 
 #if defined(BOOT_AVX2)
-__attribute__((target("avx2"))) static void boot_split_avx2(const Boot *bt, uint8_t *wt, int64_t *mult) {
-    boot_split_loop(bt, wt, mult);
+__attribute__((target("avx2"))) static void boot_split_avx2(const Boot *bt, uint8_t *wt, int64_t *mult,
+                                                             int64_t *bmult) {
+    boot_split_loop(bt, wt, mult, bmult);
 }
 #endif
 
@@ -143,20 +196,23 @@ __attribute__((target("avx2"))) static void boot_split_avx2(const Boot *bt, uint
  * buffers cannot be had (or a weight could exceed a byte). */
 static Py_ssize_t boot_unchecked(const Boot *bt) {
     if (bt->K > 255) return boot_plain(bt);
-    uint8_t *wt = malloc((size_t)bt->n_boot);
+    uint8_t *wt = malloc((size_t)BLOCK_ROWS * (size_t)bt->n_boot);
     int64_t *mult = malloc((size_t)(bt->K + 1) * (size_t)bt->width * sizeof(int64_t));
-    if (!wt || !mult) {
+    int64_t *bmult = malloc((size_t)BLOCK_ROWS * BLOCK_W * (size_t)bt->width * sizeof(int64_t));
+    if (!wt || !mult || !bmult) {
         free(wt);
         free(mult);
+        free(bmult);
         return boot_plain(bt);
     }
 #if defined(BOOT_AVX2)
-    if (__builtin_cpu_supports("avx2")) boot_split_avx2(bt, wt, mult);
+    if (__builtin_cpu_supports("avx2")) boot_split_avx2(bt, wt, mult, bmult);
     else
 #endif
-    boot_split(bt, wt, mult);
+    boot_split(bt, wt, mult, bmult);
     free(wt);
     free(mult);
+    free(bmult);
     return -1;
 }
 
