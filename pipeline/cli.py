@@ -111,6 +111,16 @@ def _build_convert(sub, help_line: str) -> None:
 _BUILDERS = {"score": _build_score, "run": _build_run, "report": _build_report, "convert": _build_convert}
 
 
+def _import_lean_beam(argv: List[str]) -> None:
+    """Apache Beam for the `beambleu run` process, without the client libraries its job does not use
+    (:mod:`beambleu.beam.lean`); imported before ``_build_run`` asks for it, and as quietly."""
+    from .beam.lean import import_beam
+    from .commands.stderr_filter import quiet_logging
+
+    with quiet_logging():
+        import_beam(argv)
+
+
 def _one_blas_thread(argv: List[str]) -> None:
     """``score``'s matrix products (the paired tests' sums) are small: OpenBLAS's extra threads
     only spin beside them (the same wall time, up to half again the CPU time). Unless the user
@@ -121,11 +131,14 @@ def _one_blas_thread(argv: List[str]) -> None:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
+    command = argv is None  # the `beambleu` command's own process (not main([...]) called by a program)
     argv = sys.argv[1:] if argv is None else list(argv)
     _one_blas_thread(argv)
     # `run` needs Apache Beam for its options; the other commands must not import it
     is_run = "run" in argv[:1] or (len(argv) > 1 and argv[0].startswith("-") and "run" in argv)
     try:
+        if is_run and command:
+            _import_lean_beam(argv)
         # `beambleu COMMAND ...` builds that command's options only (`beambleu --help`: every command's line)
         parser = make_parser(with_run=is_run, only=argv[0] if argv[:1] and argv[0] in COMMANDS else None)
     except ImportError as exc:
