@@ -13,7 +13,13 @@ benchmark corpus (benchmarks/corpus.py: real WMT system outputs and their first 
 the same bytes (the signature's version aside), which is checked.
 
 Then the imports of the smallest size (``-X importtime``): which of pandas, pyarrow and numpy
-each program loads, and beambleu's most expensive top-level imports.
+each program loads, and beambleu's most expensive top-level imports. ``--instructions`` adds the
+instructions each command executes at each size (``valgrind --tool=callgrind``, one run each, hash
+seed fixed): a figure the machine's load does not change.
+
+The children run without ``PYTHONDONTWRITEBYTECODE``: they write the bytecode caches of what they
+import, as an installed package has them (with it set, a module edited since its cache was written
+is compiled again by every run, which is not what a user's command costs).
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ import os
 import platform
 import re
 import resource
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -65,6 +72,16 @@ def child_cpu(cmd, env) -> tuple:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), proc.stdout
 
 
+def instructions(cmd, env) -> int:
+    """Instructions ``cmd`` executes (callgrind's ``I refs``), with the hash seed fixed."""
+    proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *cmd], capture_output=True,
+                          env={**env, "PYTHONHASHSEED": "0"}, check=False)
+    m = re.search(rb"I\s+refs:\s+([\d,]+)", proc.stderr)
+    if proc.returncode or not m:
+        raise SystemExit(f"valgrind {' '.join(cmd)} failed: {proc.stderr.decode(errors='replace')[-500:]}")
+    return int(m.group(1).replace(b",", b""))
+
+
 def same_output(ours: bytes, theirs: bytes) -> bool:
     """The same bytes once each signature's version field is masked."""
     def mask(out: bytes) -> bytes:
@@ -102,16 +119,23 @@ def main(argv=None) -> None:
                     help="the interpreter whose environment runs both commands (default: this one)")
     ap.add_argument("--top", type=int, default=12, help="beambleu's top-level imports shown (default: %(default)s)")
     ap.add_argument("--corpora", type=Path, default=DEFAULT_CORPORA, help="the shared corpora")
+    ap.add_argument("--instructions", action="store_true",
+                    help="also count each command's instructions under valgrind (load-independent; slow at 100k lines)")
     add_workdir_argument(ap)
     a = ap.parse_args(argv)
     sizes = [int(s) for s in a.sizes.split(",")]
-    env = {k: v for k, v in os.environ.items() if k not in ("SACREBLEU_FORMAT", "NO_COLOR")}
+    # PYTHONDONTWRITEBYTECODE off: the children write the bytecode caches of what they import (an installed package
+    # has them; a module edited since its cache was written would otherwise be compiled anew by every run)
+    env = {k: v for k, v in os.environ.items() if k not in ("SACREBLEU_FORMAT", "NO_COLOR", "PYTHONDONTWRITEBYTECODE")}
+    if a.instructions and shutil.which("valgrind") is None:
+        raise SystemExit("--instructions needs valgrind")
     version = subprocess.run([a.python, "-c", "import sacrebleu, sys; print(sacrebleu.__version__, sys.version.split()[0])"],
                              capture_output=True, text=True, env=env).stdout.split()
     print(f"# start-up: {platform.machine()}, {os.cpu_count()} CPUs, Python {version[1] if len(version) > 1 else '?'}, "
           f"sacrebleu {version[0] if version else '?'}; {a.python}; best of {a.rounds} rounds, CPU seconds "
           "(user + system) of the whole command")
-    print(f"{'lines':>8} {'source':>9} {'beambleu':>9} {'sacrebleu':>9} {'speed-up':>8}  same output")
+    print(f"{'lines':>8} {'source':>9} {'beambleu':>9} {'sacrebleu':>9} {'speed-up':>8}  same output"
+          + ("  instructions: beambleu, sacrebleu, ratio" if a.instructions else ""))
     smallest = None
     for size in sizes:
         ref, hyp, source = write_files(size, a.workdir, a.corpora)
@@ -125,8 +149,12 @@ def main(argv=None) -> None:
                 cpu, outs[name] = child_cpu(cmds[name], env)
                 best[name] = min(best[name], cpu)
         same = same_output(outs["beambleu"], outs["sacrebleu"])
+        counts = ""
+        if a.instructions:
+            ours, theirs = (instructions(cmds[name], env) for name in ("beambleu", "sacrebleu"))
+            counts = f"         {ours / 1e6:,.0f}M, {theirs / 1e6:,.0f}M, {theirs / ours:.2f}x"
         print(f"{size:>8,} {source:>9} {best['beambleu']:>9.3f} {best['sacrebleu']:>9.3f} "
-              f"{best['sacrebleu'] / best['beambleu']:>7.2f}x  {'yes' if same else 'NO'}")
+              f"{best['sacrebleu'] / best['beambleu']:>7.2f}x  {'yes' if same else 'NO'}{counts}")
     ref, hyp = smallest
     print(f"\n# imports of {sizes[0]} lines (-X importtime, the least of 3 runs; heavy: loaded or not)")
     probe = "import importlib.util as u, sys; print(*[h for h in sys.argv[1:] if u.find_spec(h) is None])"

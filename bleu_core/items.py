@@ -42,8 +42,8 @@ from .metrics.bleu import Bleu
 from .metrics.bleu.score import SMOOTH_DEFAULTS
 from .metrics.chrf import Chrf
 from .metrics.ter import Ter
-from .metrics.ter.reference import EDIT_NAMES
 from .protocol import Metric, checked_chunks
+from .resampling.sacrebleu import exact_scores
 from .sums import column_sums
 
 __all__ = ["BLOCK_CELLS", "bootstrap", "corpus_score", "item_stats", "metric_of", "resample_counts"]
@@ -182,26 +182,6 @@ def corpus_score(metric: MetricLike, stats, **options) -> Score:
     if isinstance(m, Chrf):
         return CHRFScore(core.score, m.char_order, m.word_order, m.beta)
     return Score(core.name, core.score)
-
-
-def _replicate_scores(m: Metric, totals: np.ndarray) -> np.ndarray:
-    """float64 scores of each row of exact ``totals``, equal to ``m.score(row).score`` row for row:
-    vectorised for the built-ins (their arithmetic's exact-sum forms), else row by row."""
-    if len(totals) == 0:
-        return np.zeros(0, dtype=np.float64)
-    if isinstance(m, (Bleu, Chrf)):
-        return np.asarray(m.sacrebleu_arithmetic().trial_scores(totals), dtype=np.float64)
-    if isinstance(m, Ter):
-        lengths = totals[:, len(EDIT_NAMES):]  # ref_len_1 .. ref_len_64: the reference words summed per reference count
-        single = (lengths != 0).sum(axis=1) <= 1
-        k = np.argmax(lengths != 0, axis=1) + 1
-        ref_length = lengths.sum(axis=1) / k  # one count present: its exact average, correctly rounded
-        out = np.asarray(m.sacrebleu_arithmetic().trial_scores(np.column_stack([totals[:, 0], ref_length])),
-                         dtype=np.float64)
-        for i in np.flatnonzero(~single).tolist():
-            out[i] = m.score(totals[i]).score
-        return out
-    return np.array([m.score(row).score for row in totals], dtype=np.float64)
 
 
 # ------------------------------------------------------------------------------ the bootstrap
@@ -406,4 +386,4 @@ def bootstrap(metric: MetricLike, stats, n_resamples: int = 1000, seed=None, **o
             draws.kernel.add_rows(sums, ext, ext.shape[1], extra, deficits, kind)
         totals[done:done + take] = sums[ok][:take, :-1].astype(np.int64)
         done += take
-    return _replicate_scores(m, totals)
+    return exact_scores(m, totals)

@@ -30,22 +30,25 @@ vector (what the pipeline counts and combines in one pass).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import operator
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
-import numpy as np
-
 from . import formats
 from .errors import BatchInputError
-from .kernels.buffers import all_utf8, as_lists, is_arrow, shared
+from .kernels.buffers import all_utf8, as_lists, is_arrow, python_rows, shared
 from .signature import SignatureFields  # noqa: F401  (part of the protocol)
 from .sums import checked_add, column_sums
 
 if TYPE_CHECKING:
+    import numpy as np
     import pyarrow as pa
+
+# numpy is imported where statistics become arrays: `beambleu score`'s plain path holds them as Python ints
+# (MetricSet.batch_stats_lists), which keeps numpy off its start-up
 
 # pyarrow (bleu_core.kernels.arrow) is imported where Arrow arrays are met: Python lists of text reach the
 # kernels as buffers made without it (bleu_core.kernels.buffers), which keeps it off `beambleu score`'s start-up
@@ -205,10 +208,14 @@ class SacrebleuArithmetic:
 
     def segment_statistics(self, rows) -> np.ndarray:
         """sacrebleu's per-segment statistics of ``int64[n, width]`` rows (here: the rows)."""
+        import numpy as np
+
         return np.asarray(rows, dtype=np.int64)
 
     def replicate_score(self, sums: np.ndarray):
         """The score of one bootstrap replicate's float32 sums."""
+        import numpy as np
+
         return self.metric.score(np.rint(sums).astype(np.int64)).score
 
     def trial_score(self, sums: np.ndarray):
@@ -226,6 +233,8 @@ class SacrebleuArithmetic:
     @staticmethod
     def fill(out: list, off: np.ndarray, one, sums: np.ndarray) -> list:
         """``out`` (vectorised scores) with the rows that ``off`` marks scored by ``one(row)``."""
+        import numpy as np
+
         for i in np.flatnonzero(off).tolist():
             out[i] = one(sums[i])
         return out
@@ -233,6 +242,13 @@ class SacrebleuArithmetic:
 
 class Metric:
     """Base class of a configured metric (see the module documentation)."""
+
+    #: whether the metric's batch paths write their statistics with
+    #: :func:`bleu_core.kernels.buffers.new_out`, so that within
+    #: :func:`~bleu_core.kernels.buffers.python_rows` they return ``memoryview`` buffers (read as Python
+    #: ints by :meth:`MetricSet.batch_stats_lists`, without numpy); another metric's arrays are
+    #: converted the same way
+    plain_buffers: bool = False
 
     #: the metric's name on the command line (``--metrics``, ``-m``)
     id: str = ""
@@ -398,6 +414,8 @@ class Metric:
 
     def corpus_stats(self, candidates: Iterable[str], references: Iterable[Sequence[Optional[str]]]):
         """Summed statistics and the set of reference counts, streaming ``CHUNK`` pairs at a time."""
+        import numpy as np
+
         total = np.zeros(self.width, dtype=np.int64)
         nrefs = set()
         offset = 0
@@ -514,6 +532,7 @@ def reference_batch_stats(metric, candidates, references, per_row: bool = True, 
     batch is checked for UTF-8 before anything else, as the batch paths that decode text in Python
     do (BLEU's MeCab and SentencePiece tokenizers, TER's ``normalized``). ``per_row=False``: the
     checked column sums (OverflowError past int64)."""
+    import numpy as np
     import pyarrow as pa
 
     from .kernels.arrow import check_utf8, invalid_utf8_mask, list_parts, string_buffers, to_arrow
@@ -575,6 +594,7 @@ def batch_stats_shared(metric, candidates, references, per_row: bool = True) -> 
     kernel that can prepares each distinct list once. The same numbers, and the same error for a
     bad batch (then :meth:`batch_stats` is run to find it); a batch that repeats few lists takes
     the plain path (:func:`bleu_core.kernels.arrow.reference_groups`)."""
+    import numpy as np
     import pyarrow as pa
 
     from .kernels.arrow import reference_groups, to_arrow
@@ -625,7 +645,7 @@ class MetricSet:
         if dup:
             raise ValueError(f"metric {dup[0]!r} is asked for twice")
         self.metrics = metrics
-        bounds = np.cumsum([0] + [m.width for m in metrics])
+        bounds = list(itertools.accumulate((m.width for m in metrics), initial=0))
         self.slices = tuple(slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]))
         self.width = int(bounds[-1])
 
@@ -678,6 +698,7 @@ class MetricSet:
         """Every metric's statistics of one batch, side by side."""
         if len(self.metrics) == 1:
             return self.metrics[0].batch_stats(candidates, references, per_row=per_row)
+        import numpy as np
 
         candidates, references = _once(candidates, references)  # convert once for all metrics
         parts = [m.batch_stats(candidates, references, per_row=per_row) for m in self.metrics]
@@ -687,27 +708,56 @@ class MetricSet:
         """:meth:`batch_stats` of each system's candidates for the same references (each metric's
         :meth:`Metric.batch_stats_many`, so a row's references are prepared once for all systems
         where the metric's kernel can), side by side per system."""
+        parts = self._parts(systems, references, per_row)
+        if len(self.metrics) == 1 or not parts:
+            return parts[0] if parts else []
+        import numpy as np
+
+        return [np.concatenate(per_metric, axis=-1) for per_metric in zip(*parts)]
+
+    def batch_stats_lists(self, systems, references, per_row: bool = True) -> list:
+        """:meth:`batch_stats_many` as Python ints, made without numpy where the metrics' kernels
+        write into plain buffers (:attr:`Metric.plain_buffers`: the built-in metrics'): each system's
+        rows (a list of ``width`` ints per row) or, without ``per_row``, its column sums (a list of
+        ``width`` ints). The same numbers and errors."""
+        parts = self._parts(systems, references, per_row, lists=True)
+        parts = [[stats.tolist() for stats in per_system] for per_system in parts]
+        if len(parts) == 1:
+            return parts[0]
+        chain = itertools.chain.from_iterable
+        if not per_row:
+            return [list(chain(sums)) for sums in zip(*parts)]
+        return [[list(chain(row)) for row in zip(*rows)] for rows in zip(*parts)]
+
+    def _parts(self, systems, references, per_row: bool, lists: bool = False) -> list:
+        """Per metric, :meth:`Metric.batch_stats_many` of every system (``[]`` without systems),
+        with the error :meth:`batch_stats` meets first, system by system; ``lists``: the metrics
+        whose kernels write into plain buffers do (:func:`~bleu_core.kernels.buffers.python_rows`)."""
         systems = list(systems)
         if not systems:
             return []
         try:
             first, references = _once(systems[0], references)
             with shared():  # lists: each one's buffers made once for all the metrics
-                parts = [m.batch_stats_many([first, *systems[1:]], references, per_row=per_row)
-                         for m in self.metrics]
+                parts = []
+                for m in self.metrics:
+                    with python_rows() if lists and m.plain_buffers else contextlib.nullcontext():
+                        parts.append(m.batch_stats_many([first, *systems[1:]], references, per_row=per_row))
+                return parts
         except Exception:
             # a bad row: raise the error batch_stats meets first, system by system (metric by metric)
             for candidates in systems:
                 self.batch_stats(candidates, references, per_row=per_row)
             raise
-        if len(self.metrics) == 1:
-            return parts[0]
-        return [np.concatenate(per_metric, axis=-1) for per_metric in zip(*parts)]
 
     def scalar_stats(self, candidates, references) -> np.ndarray:
+        import numpy as np
+
         return np.concatenate([m.scalar_stats(candidates, references) for m in self.metrics], axis=-1)
 
     def check_stats(self, vector) -> np.ndarray:
+        import numpy as np
+
         vector = np.asarray(vector)
         if vector.shape != (self.width,):
             raise ValueError(f"expected {self.width} statistics ({', '.join(self.names)}), got shape {vector.shape}")

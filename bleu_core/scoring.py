@@ -19,20 +19,26 @@ beside its totals to be sacrebleu's to the bit (:class:`InOrder`: TER's float su
 reference lengths), which the surfaces that read the pairs in order (``beambleu score``, the compat
 API) pass to :func:`score_metric`; ``beambleu run`` sums across shards, has no order, and scores
 the exact totals.
+
+Replicate and trial totals are exact integers, so each metric scores them with its own ``score``
+arithmetic, many rows at once (:func:`bleu_core.resampling.sacrebleu.exact_scores`, equal to
+``metric.score(row).score`` row for row). numpy is imported by the functions that resample: a
+plain score (totals as a list of Python ints, :class:`InOrder` fed rows of ints) needs none.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional, Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING, List, Optional, Sequence
 
 from .protocol import Metric, MetricSet, Score
 from .resampling import counter as bs
-from .resampling.sacrebleu import COUNTER, METHODS
+from .resampling.sacrebleu import COUNTER, METHODS, exact_scores
 from .signature import SignatureFields
 from .sums import checked_add
+
+if TYPE_CHECKING:  # numpy is imported by what resamples: `beambleu score`'s plain path loads none
+    import numpy as np
 
 __all__ = ["ALPHA", "BOOTSTRAP", "RANDOMIZATION", "InOrder", "Interval", "MetricResult", "Paired", "Resampling",
            "add", "empty_replicates", "paired_test", "replicate_block", "score_all", "score_metric", "signature"]
@@ -165,9 +171,19 @@ class InOrder:
         self.metrics = metrics
         self.states: List[object] = [None] * len(metrics)
 
-    def add(self, rows: np.ndarray) -> None:
-        """Add the statistics ``rows`` (``int64[n, metrics.width]``, in corpus order) after those
-        already added."""
+    def add(self, rows) -> None:
+        """Add the statistics ``rows`` (``int64[n, metrics.width]``, or a list of rows of Python ints,
+        in corpus order) after those already added."""
+        if isinstance(rows, list):
+            if not rows:
+                return
+            for i, (metric, cols) in enumerate(zip(self.metrics, self.metrics.slices)):
+                fold = getattr(metric, "ordered_sum", None)
+                if fold is not None:
+                    self.states[i] = fold([row[cols] for row in rows], self.states[i])
+            return
+        import numpy as np
+
         rows = np.asarray(rows, dtype=np.int64)
         if not len(rows):
             return
@@ -180,23 +196,29 @@ class InOrder:
         return self.states[i]
 
 
-def score_metric(metric: Metric, totals: np.ndarray, nrefs=None, replicates: Optional[np.ndarray] = None,
+def score_metric(metric: Metric, totals, nrefs=None, replicates: Optional[np.ndarray] = None,
                  resampling: Optional[Resampling] = None, ordered=None) -> MetricResult:
-    """One metric's :class:`MetricResult` of its totals (and its columns of a replicate block);
+    """One metric's :class:`MetricResult` of its totals (an int64 array, or a list of Python ints
+    when nothing is resampled: ``score``'s numpy-free path) and its columns of a replicate block;
     ``ordered``: what the metric added in corpus order beside them (``InOrder(...)[i]``; None: the
-    totals alone)."""
-    totals = np.asarray(totals, dtype=np.int64)
+    totals alone). The replicates are scored many at once (:func:`exact_scores`)."""
+    counter = resampling is not None and resampling.counter
+    if counter or not isinstance(totals, list):
+        import numpy as np
+
+        totals = np.asarray(totals, dtype=np.int64)
     sig = None if nrefs is None else signature(metric, nrefs, resampling)
     score = (metric.score(totals) if ordered is None else metric.score(totals, ordered=ordered)).sign(sig)
     result = MetricResult(metric, score, sig, totals)
-    if resampling is not None and resampling.counter:
+    if counter:
         if replicates is None or replicates.shape[0] != resampling.n:
             held = 0 if replicates is None else replicates.shape[0]
             raise ValueError(f"the accumulator holds {held} replicates, expected {resampling.n}")
         if resampling.intervals:
-            result.replicate_scores = bs.replicate_scores(metric, replicates)
+            scores = exact_scores(metric, replicates)
+            result.replicate_scores = scores.tolist()
             result.empty = empty_replicates(totals, replicates)
-            kept = [sc for sc, e in zip(result.replicate_scores, result.empty) if not e]
+            kept = scores[~result.empty].tolist()
             result.interval = Interval.of(kept, int(result.empty.sum())) if kept else None
         else:
             result.swapped = np.asarray(replicates, dtype=np.int64)
@@ -231,6 +253,8 @@ def empty_replicates(totals: np.ndarray, replicates: np.ndarray) -> np.ndarray:
     and of the paired bootstrap test, and counted (``Interval.empty``). (A replicate that drew only
     pairs without statistics, if the group has some, looks the same and is left out too: it scores
     as the empty corpus.)"""
+    import numpy as np
+
     replicates = np.asarray(replicates, dtype=np.int64)
     if not np.any(totals):
         return np.zeros(len(replicates), dtype=bool)
@@ -240,9 +264,17 @@ def empty_replicates(totals: np.ndarray, replicates: np.ndarray) -> np.ndarray:
 def paired_test(system: MetricResult, baseline: MetricResult) -> Paired:
     """``system`` against ``baseline`` (the same metric, resampled alike): the paired bootstrap
     test when both hold replicate scores, the approximate randomization test when both hold
-    swapped trial totals (:mod:`bleu_core.resampling.counter` has the arithmetic of each)."""
+    swapped trial totals (:mod:`bleu_core.resampling.counter` has the arithmetic of each: the trials'
+    pseudo-systems, :func:`~bleu_core.resampling.counter.randomization_trials`, are scored many at
+    once, each equal to ``metric.score(row).score``, as :func:`~bleu_core.resampling.counter.randomization_test`
+    scores them one by one)."""
+    import numpy as np
+
     if system.swapped is not None and baseline.swapped is not None:
-        p = bs.randomization_test(system.metric, baseline.totals, baseline.swapped, system.totals, system.swapped)
+        metric = system.metric
+        a, b = bs.randomization_trials(baseline.totals, baseline.swapped, system.totals, system.swapped)
+        observed = abs(metric.score(baseline.totals).score - metric.score(system.totals).score)
+        p = bs.randomization_p_value(np.abs(exact_scores(metric, a) - exact_scores(metric, b)), observed)
     elif system.replicate_scores is not None and baseline.replicate_scores is not None:
         keep = np.ones(len(system.replicate_scores), dtype=bool)
         for r in (system, baseline):  # replicates empty for either system are left out (empty_replicates)
@@ -260,6 +292,8 @@ def paired_test(system: MetricResult, baseline: MetricResult) -> Paired:
 def add(total: Optional[np.ndarray], part: np.ndarray, what: str = "the sum of statistics", name=None) -> np.ndarray:
     """``total + part`` of statistics (or replicate) blocks, exact: OverflowError instead of a
     wrapped value. ``total`` None starts the sum (a copy of ``part``)."""
+    import numpy as np
+
     part = np.asarray(part, dtype=np.int64)
     if total is None:
         return part.copy()

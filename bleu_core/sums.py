@@ -4,11 +4,13 @@ an OverflowError rather than a wrapped value (the one checked sum of beambleu)."
 from __future__ import annotations
 
 import operator
-from typing import Callable, List, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, List, Optional, Sequence
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
-__all__ = ["INT64_MAX", "check_int64", "checked_add", "column_sums", "statistics_values"]
+__all__ = ["INT64_MAX", "check_int64", "checked_add", "checked_add_ints", "column_sums", "column_sums_ints",
+           "statistics_values"]
 
 #: statistics are summed in int64: every value, and every sum, stays at most this
 INT64_MAX = 2**63 - 1
@@ -28,6 +30,8 @@ def checked_add(a: np.ndarray, b: np.ndarray, out: Optional[np.ndarray] = None, 
     when it is >= 2**63, to ``sum - 2**64``, which is in -2**63 .. -2. So a negative entry in the
     result is the sign, and the only sign, of an overflow. On error ``out`` is restored (int64
     subtraction undoes the wrapped addition exactly)."""
+    import numpy as np
+
     total = np.add(a, b, out=out)
     if total.size and total.min() < 0:
         index = int(np.flatnonzero(total < 0)[0])
@@ -48,6 +52,8 @@ def column_sums(rows: np.ndarray, starts: Optional[np.ndarray] = None, *,
     (a negative one would be >= 2**63 and fail the test below); a run has at most L rows, so every
     partial sum is in 0 .. L * m, and when L * m <= 2**63 - 1 int64 arithmetic cannot wrap.
     Otherwise (never with real text) the sums are redone in Python integers and checked."""
+    import numpy as np
+
     rows = np.asarray(rows, dtype=np.int64)
     if len(rows) == 0:
         return np.zeros(rows.shape[1:] if starts is None else (len(starts),) + rows.shape[1:], dtype=np.int64)
@@ -62,6 +68,30 @@ def column_sums(rows: np.ndarray, starts: Optional[np.ndarray] = None, *,
     if len(too_big):
         raise _overflow(what, int(too_big[0]) % rows.shape[1], name)
     return exact.astype(np.int64)
+
+
+def checked_add_ints(total: List[int], part: Sequence[int], *, what: str = "the sum of statistics",
+                     name: Callable[[int], str] = "entry {}".format) -> List[int]:
+    """:func:`checked_add` of statistics held as Python ints (each in 0 .. 2**63 - 1): ``total``
+    becomes ``total + part``, or OverflowError (the same message, naming the first entry past
+    int64) and ``total`` is left as it was."""
+    sums = list(map(operator.add, total, part))
+    for index, value in enumerate(sums):
+        if value > INT64_MAX:
+            raise _overflow(what, index, name)
+    total[:] = sums
+    return total
+
+
+def column_sums_ints(rows: Sequence[Sequence[int]], width: int, *, what: str = "the sum of statistics",
+                     name: Callable[[int], str] = "column {}".format) -> List[int]:
+    """:func:`column_sums` of rows of Python ints (each ``width`` non-negative ints below 2**63):
+    ``width`` exact sums, OverflowError (the same message) for a sum past int64."""
+    sums = list(map(sum, zip(*rows))) if rows else [0] * width
+    for index, value in enumerate(sums):
+        if value > INT64_MAX:
+            raise _overflow(what, index, name)
+    return sums
 
 
 def statistics_values(vector, metric: str) -> List[int]:

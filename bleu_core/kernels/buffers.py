@@ -4,28 +4,35 @@ binding shares that needs no Arrow: the missing-kernel message and a kernel's ba
 A kernel reads a batch's text as Arrow lays it out (UTF-8 data, int64 offsets, one validity byte
 per value or none) through the buffer protocol; it never needs a pyarrow object. When the
 candidates and references are Python lists of ``str`` (``beambleu score``'s lines, the
-compat API's), :func:`list_buffers` makes those buffers with the standard library and numpy, so
-that a plain scoring job never imports pyarrow (tens of ms of start-up, and pandas with it where
-``pa.array`` is given a Python list). Arrow arrays, or lists holding anything else, take the
-Arrow path (:mod:`bleu_core.kernels.arrow`), which says what is wrong with them.
+compat API's), :func:`list_buffers` makes those buffers with the standard library alone, so
+that a plain scoring job imports neither pyarrow (tens of ms of start-up, and pandas with it where
+``pa.array`` is given a Python list) nor numpy. Arrow arrays, or lists holding anything else, take
+the Arrow path (:mod:`bleu_core.kernels.arrow`), which says what is wrong with them.
+
+A kernel writes its statistics into a zeroed int64 buffer ``out`` (:func:`new_out`): a numpy array,
+or, within :func:`python_rows`, a ``memoryview`` of a ``bytearray`` (the kernels ask only for a
+writable C-contiguous buffer of the right size), which :meth:`bleu_core.protocol.MetricSet.batch_stats_lists`
+turns into Python ints without importing numpy.
 """
 
 from __future__ import annotations
 
+import array
 import contextlib
 import itertools
 import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Callable, List, NamedTuple, Optional
-
-import numpy as np
+from typing import TYPE_CHECKING, Callable, List, NamedTuple, Optional
 
 from ..errors import BatchInputError
 
-__all__ = ["ListBuffers", "all_utf8", "as_lists", "candidate_buffers", "is_arrow", "list_buffers", "raise_row_error",
-           "require_compiled", "shared", "stats_many_lists", "utf8_buffers"]
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = ["ListBuffers", "all_utf8", "as_lists", "candidate_buffers", "is_arrow", "list_buffers", "new_out",
+           "python_rows", "raise_row_error", "require_compiled", "shared", "stats_many_lists", "utf8_buffers"]
 
 
 def require_compiled(module, error: Optional[BaseException], what: str = "kernel") -> None:
@@ -82,20 +89,23 @@ def all_utf8(candidates, references) -> bool:
 def utf8_buffers(texts: list):
     """(UTF-8 data, int64 offsets, validity bytes or None) of a list of ``str`` or None (a null
     value), laid out as an Arrow large_string array's; None when a value is neither or does not
-    encode (a lone surrogate)."""
-    try:  # every value a str: encoded in one pass at C speed
+    encode (a lone surrogate). The offsets are an ``array.array('q')``."""
+    try:  # every value a str: ASCII text (most of it) is encoded in one pass, its lengths are its bytes'
+        joined = "".join(texts)
+    except TypeError:
+        return _utf8_buffers_checked(texts)
+    if joined.isascii():
+        return joined.encode("ascii"), array.array("q", itertools.accumulate(map(str.__len__, texts), initial=0)), None
+    try:  # else each value encoded at C speed
         encoded = list(map(str.encode, texts))
-    except (TypeError, UnicodeEncodeError):
+    except UnicodeEncodeError:
         return _utf8_buffers_checked(texts)
     return b"".join(encoded), _offsets(encoded), None
 
 
-def _offsets(parts) -> np.ndarray:
+def _offsets(parts) -> array.array:
     """int64 offsets of ``parts`` laid end to end (their lengths' running sums, from 0)."""
-    offsets = np.zeros(len(parts) + 1, dtype=np.int64)
-    if parts:
-        np.cumsum(np.fromiter(map(len, parts), dtype=np.int64, count=len(parts)), out=offsets[1:])
-    return offsets
+    return array.array("q", itertools.accumulate(map(len, parts), initial=0))
 
 
 def _utf8_buffers_checked(texts: list):
@@ -123,7 +133,7 @@ class ListBuffers(NamedTuple):
 
     candidates: tuple
     references: tuple
-    list_offsets: np.ndarray
+    list_offsets: array.array
 
     @property
     def n(self) -> int:
@@ -131,6 +141,30 @@ class ListBuffers(NamedTuple):
 
 
 _local = threading.local()
+
+
+@contextlib.contextmanager
+def python_rows():
+    """Within it (in this thread), :func:`new_out` makes ``memoryview`` buffers instead of numpy
+    arrays: :meth:`bleu_core.protocol.MetricSet.batch_stats_lists` reads them as Python ints, so that
+    a plain scoring job never imports numpy."""
+    before = getattr(_local, "rows", False)
+    _local.rows = True
+    try:
+        yield
+    finally:
+        _local.rows = before
+
+
+def new_out(n: int, width: int, per_row: bool):
+    """A kernel's zeroed int64 ``out``: ``[n, width]`` (``per_row``) or ``[width]``; a numpy array,
+    or within :func:`python_rows` a ``memoryview`` (format ``q``; flat when it has no rows)."""
+    if not getattr(_local, "rows", False):
+        import numpy as np
+
+        return np.zeros((n, width) if per_row else width, dtype=np.int64)
+    view = memoryview(bytearray(8 * width * (n if per_row else 1)))
+    return view.cast("q", (n, width)) if per_row and n else view.cast("q")
 
 
 @contextlib.contextmanager
@@ -222,7 +256,7 @@ def as_lists(systems, references):
 
 
 def stats_many_lists(kernel, options: tuple, systems: list, references: list, width: int, per_row: bool,
-                     one_by_one: Callable) -> Optional[List[np.ndarray]]:
+                     one_by_one: Callable) -> Optional[List["np.ndarray"]]:
     """:func:`bleu_core.kernels.arrow.stats_many` for systems and references that are Python lists
     (:func:`as_lists`), through :func:`list_buffers`: each system's ``int64[n, width]`` (or its
     sums), or None when they must take the Arrow path. On a bad row, ``one_by_one(candidates,
@@ -235,7 +269,7 @@ def stats_many_lists(kernel, options: tuple, systems: list, references: list, wi
         cands = [bufs.candidates] + [candidate_buffers(c, bufs.n) for c in systems[1:]]
         if any(c is None or is_arrow(s) for c, s in zip(cands, systems)):
             return None
-        outs = [np.zeros((bufs.n, width) if per_row else width, dtype=np.int64) for _ in cands]
+        outs = [new_out(bufs.n, width, per_row) for _ in cands]
         kernel([(*c, o) for c, o in zip(cands, outs)], *bufs.references, bufs.list_offsets, *options, int(per_row))
     except (ValueError, TypeError, OverflowError):
         for c in systems:

@@ -15,12 +15,16 @@ test paired.
 
 from __future__ import annotations
 
-import hashlib
-import statistics
-from decimal import Decimal, getcontext
-from typing import Dict, List, Optional, Sequence
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence
 
-import numpy as np
+# the seed and replicate-count checks, which the command lines need before anything is drawn, live in
+# numpy-free .seeds; numpy (and hashlib, decimal, statistics) is imported by the functions that draw (and
+# THRESHOLDS made at first use)
+from .seeds import (DEFAULT_N, DEFAULT_SEED, MAX_REPLICATE_BYTES, MAX_SEED, check_replicates, check_seed,
+                    max_replicates, seed_from_env)
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["BLOCK_ROWS", "DEFAULT_N", "DEFAULT_SEED", "MAX_REPLICATE_BYTES", "MAX_SEED", "MAX_WEIGHT",
            "SWAP_THRESHOLDS", "THRESHOLDS", "bootstrap_totals", "check_replicates", "check_seed", "hash_text",
@@ -28,26 +32,24 @@ __all__ = ["BLOCK_ROWS", "DEFAULT_N", "DEFAULT_SEED", "MAX_REPLICATE_BYTES", "MA
            "randomization_trials", "replicate_scores", "row_keys_from_ids", "row_keys_from_position", "seed_from_env",
            "seed_key", "swap_totals", "swaps", "weights"]
 
-#: sacrebleu's default number of resamples and seed (SACREBLEU_SEED)
-DEFAULT_N = 1000
-DEFAULT_SEED = 12345
 #: weights are capped at this value (P(Poisson(1) > 20) < 1e-19)
 MAX_WEIGHT = 20
 #: rows per block when drawing weights (bounds the temporary B x rows arrays)
 BLOCK_ROWS = 2048
-#: most memory the replicate totals of one accumulator (the corpus, or one group) may take:
-#: B x width int64 values, so at most 100 000 replicates of BLEU-4's 10 statistics
-MAX_REPLICATE_BYTES = 8_000_000
 
 _M64 = (1 << 64) - 1
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_C1 = np.uint64(0xBF58476D1CE4E5B9)
-_C2 = np.uint64(0x94D049BB133111EB)
+_GOLDEN = 0x9E3779B97F4A7C15
+_C1 = 0xBF58476D1CE4E5B9
+_C2 = 0x94D049BB133111EB
 
 
 def _poisson_thresholds() -> np.ndarray:
     """T[k] = floor(P(X <= k) * 2**64) for X ~ Poisson(1), k = 0..MAX_WEIGHT-1, computed in
     50-digit decimal arithmetic so that every platform gets the same integers."""
+    from decimal import Decimal, getcontext
+
+    import numpy as np
+
     getcontext().prec = 50
     e_inv = Decimal(1).exp() ** -1
     term, cdf, out = Decimal(1), Decimal(0), []
@@ -59,15 +61,43 @@ def _poisson_thresholds() -> np.ndarray:
     return np.array(out, dtype=np.uint64)
 
 
-THRESHOLDS = _poisson_thresholds()
+def _swap_thresholds() -> np.ndarray:
+    """A weight of 1 where the mixed 64-bit value is >= 2**63: a fair coin per (row, trial)."""
+    import numpy as np
+
+    return np.array([1 << 63], dtype=np.uint64)
+
+
+#: THRESHOLDS (the Poisson(1) inverse CDF, :func:`_poisson_thresholds`) and SWAP_THRESHOLDS (the
+#: randomization test's coins, :func:`_swap_thresholds`): uint64 arrays, made at their first use
+#: (the module's ``__getattr__``)
+THRESHOLDS: np.ndarray
+SWAP_THRESHOLDS: np.ndarray
+_LAZY = {"THRESHOLDS": _poisson_thresholds, "SWAP_THRESHOLDS": _swap_thresholds}
+
+
+def __getattr__(name: str):
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return _thresholds(name)
+
+
+def _thresholds(name: str) -> np.ndarray:
+    """THRESHOLDS or SWAP_THRESHOLDS, made once."""
+    value = globals().get(name)
+    if value is None:
+        value = globals()[name] = _LAZY[name]()
+    return value
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
     """splitmix64's finaliser, in place on a uint64 array (wrapping arithmetic)."""
+    import numpy as np
+
     x ^= x >> np.uint64(30)
-    x *= _C1
+    x *= np.uint64(_C1)
     x ^= x >> np.uint64(27)
-    x *= _C2
+    x *= np.uint64(_C2)
     x ^= x >> np.uint64(31)
     return x
 
@@ -75,15 +105,17 @@ def _mix(x: np.ndarray) -> np.ndarray:
 def _mix_int(x: int) -> int:
     x &= _M64
     x ^= x >> 30
-    x = (x * 0xBF58476D1CE4E5B9) & _M64
+    x = (x * _C1) & _M64
     x ^= x >> 27
-    x = (x * 0x94D049BB133111EB) & _M64
+    x = (x * _C2) & _M64
     x ^= x >> 31
     return x
 
 
 def hash_text(text: str) -> int:
     """A stable 64-bit hash of a string (BLAKE2b), the same in every process and platform."""
+    import hashlib
+
     return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")
 
 
@@ -93,6 +125,8 @@ _INT_SALT = 0x5BD1E9955BD1E995
 def row_keys_from_ids(values: Sequence) -> np.ndarray:
     """Row identities from an id column's values (strings or integers, or an integer numpy
     array; not null). An integer id and the string of its digits are different identities."""
+    import numpy as np
+
     if isinstance(values, np.ndarray) and values.dtype.kind in "iu":
         return _mix(values.astype(np.int64).view(np.uint64) ^ np.uint64(_INT_SALT))
     if len(values) and all(type(v) is int for v in values):
@@ -112,18 +146,25 @@ def row_keys_from_ids(values: Sequence) -> np.ndarray:
 
 def row_keys_from_position(source: str, first_row: int, n: int) -> np.ndarray:
     """Row identities from the file and the row index within it."""
+    import numpy as np
+
     rows = np.arange(first_row, first_row + n, dtype=np.uint64)
     return _mix(rows ^ np.uint64(hash_text("f\0" + source)))
 
 
-def weights(row_keys: np.ndarray, n_boot: int, seed: int = DEFAULT_SEED, thresholds: np.ndarray = THRESHOLDS
+def weights(row_keys: np.ndarray, n_boot: int, seed: int = DEFAULT_SEED, thresholds: Optional[np.ndarray] = None
             ) -> np.ndarray:
     """int64[n_boot, len(row_keys)]: Poisson(1) weight of each row in each replicate (the
-    reference definition, in numpy; :func:`bootstrap_totals` computes the same in C)."""
+    reference definition, in numpy; :func:`bootstrap_totals` computes the same in C);
+    ``thresholds``: :data:`THRESHOLDS` when None."""
+    import numpy as np
+
+    if thresholds is None:
+        thresholds = _thresholds("THRESHOLDS")
     keys = np.asarray(row_keys, dtype=np.uint64)
     skey = np.uint64(seed_key(seed))
     out = np.empty((n_boot, len(keys)), dtype=np.int64)
-    replicate = (np.arange(1, n_boot + 1, dtype=np.uint64) * _GOLDEN)[:, None]
+    replicate = (np.arange(1, n_boot + 1, dtype=np.uint64) * np.uint64(_GOLDEN))[:, None]
     for start in range(0, len(keys), BLOCK_ROWS):
         block = _mix(keys[start:start + BLOCK_ROWS] ^ skey)
         x = _mix(block[None, :] + replicate)  # wraps mod 2**64
@@ -131,72 +172,11 @@ def weights(row_keys: np.ndarray, n_boot: int, seed: int = DEFAULT_SEED, thresho
     return out
 
 
-#: the largest seed: the generator keys on 64 bits (see :func:`seed_key`)
-MAX_SEED = (1 << 64) - 1
-
-
-def check_seed(seed: int) -> int:
-    """``seed`` if the generator tells it apart from every other seed (0 .. 2**64 - 1), else
-    ValueError: seeds 2**64 apart would draw the same numbers under different signatures."""
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"the seed must be an int, got {type(seed).__name__}")
-    if not 0 <= seed <= MAX_SEED:
-        raise ValueError("outside 0 .. 2**64 - 1, the seeds the generator tells apart "
-                         "(seeds 2**64 apart would draw the same numbers)")
-    return int(seed)
-
-
-def seed_from_env(paired: bool = False):
-    """(the signature's ``seed:`` value, the generator's seed) from ``SACREBLEU_SEED``, as sacrebleu
-    2.6.0 reads it (significance.py): 12345 when unset, ``none`` (any case) for a fresh random
-    seed, shown as ``none``; else ``int()`` of the text, shown as the text given, lowercased
-    (``0042`` stays ``0042``), or, in a paired test's signature (``paired``), as the integer (``42``).
-    ValueError for text that is not an integer, and for a seed :func:`check_seed` refuses."""
-    import os
-    import secrets
-
-    text = os.environ.get("SACREBLEU_SEED", str(DEFAULT_SEED))
-    if text.lower() == "none":
-        return "none", secrets.randbits(63)
-    try:
-        seed = int(text)
-    except ValueError:
-        raise ValueError(f"SACREBLEU_SEED={text!r} is not an integer or 'none'") from None
-    try:
-        check_seed(seed)
-    except ValueError as exc:
-        raise ValueError(f"SACREBLEU_SEED={text!r}: {exc}") from None
-    return (str(seed) if paired else text.lower()), seed
-
-
-def max_replicates(width: int = 10) -> int:
-    """The largest replicate count whose totals (B x ``width`` int64) fit MAX_REPLICATE_BYTES."""
-    return MAX_REPLICATE_BYTES // (8 * width)
-
-
-def check_replicates(n_boot: int, width: int = 10, default: int = DEFAULT_N) -> int:
-    """``n_boot`` if it is a replicate count to accept, else ValueError saying what to change (or
-    TypeError). Checked before any work: every corpus and group accumulator holds all B replicate
-    totals (``width`` int64 each; width = 2 + 2N for BLEU), so B is capped by
-    :data:`MAX_REPLICATE_BYTES` per accumulator. ``default``: sacrebleu's default count for what is
-    drawn (1000 bootstrap resamples; 10000 approximate randomization trials), named in the message."""
-    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)):
-        raise TypeError(f"the number of resamples must be an int, got {type(n_boot).__name__}")
-    cap = max_replicates(width)
-    if n_boot < 1:
-        raise ValueError(f"the number of resamples must be at least 1, got {n_boot}")
-    if n_boot > cap:
-        raise ValueError(
-            f"{n_boot} resamples is above the limit of {cap} (the corpus and every group keep each resample's "
-            f"{width} int64 totals, at most {MAX_REPLICATE_BYTES // 10**6} MB each); use {cap} or fewer "
-            f"(sacrebleu's default is {default})"
-        )
-    return int(n_boot)
-
-
 def percentile_interval(scores: Sequence[float]) -> Dict[str, float]:
     """sacrebleu's estimate: mean of the replicate scores and the 95% percentile interval
     (sorted scores at index n // 40 and n - n // 40 - 1)."""
+    import statistics
+
     s = sorted(scores)
     n = len(s)
     lo_i = n // 40
@@ -217,6 +197,8 @@ def randomization_p_value(differences: Sequence[float], observed: float) -> floa
     where they differ, reproduces the observed difference exactly, so systems differing on a few
     segments get large p-values here and small ones in sacrebleu. Counting those trials is the
     test's definition (a difference reached by chance); sacrebleu's strict count drops them."""
+    import numpy as np
+
     d = np.asarray(differences, dtype=np.float64)
     c = int(np.sum(d >= observed))
     return (c + 1) / (len(d) + 1)
@@ -233,6 +215,8 @@ def paired_p_value(system: Sequence[float], baseline: Sequence[float], system_sc
     two agree; for a system compared with itself (all differences 0) sacrebleu's count gives
     p = 1 / (B + 1), a "significant" difference from itself, and this one gives p = 1.
     """
+    import numpy as np
+
     sys_b = np.asarray(system, dtype=np.float64)
     bl_b = np.asarray(baseline, dtype=np.float64)
     diff = abs(baseline_score - system_score)
@@ -250,14 +234,12 @@ def replicate_scores(bleu, boot: np.ndarray) -> List[float]:
 def seed_key(seed: int) -> int:
     """The generator's 64-bit key of a seed (one key per seed: :func:`check_seed` refuses the
     others)."""
-    return _mix_int(check_seed(seed) * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019)
+    return _mix_int(check_seed(seed) * _GOLDEN + 0x632BE59BD9B4E019)
 
 
 #: the randomization test's swap bits come from the same generator with another key, so that
 #: they are independent of the bootstrap's weights for the same seed
 _SWAP_SALT = 0xA5A5_0F0F_C3C3_5A5A
-#: a weight of 1 where the mixed 64-bit value is >= 2**63: a fair coin per (row, trial)
-SWAP_THRESHOLDS = np.array([1 << 63], dtype=np.uint64)
 
 
 def swap_totals(rows: np.ndarray, row_keys: np.ndarray, n_trials: int, seed: int = DEFAULT_SEED,
@@ -273,13 +255,13 @@ def swap_totals(rows: np.ndarray, row_keys: np.ndarray, n_trials: int, seed: int
     bits depend on the row's identity only, so two systems scored on the same segments get the
     same swaps on every runner and sharding."""
     return bootstrap_totals(rows, row_keys, n_trials, seed ^ _SWAP_SALT, group_sets, n_groups,
-                            thresholds=SWAP_THRESHOLDS)
+                            thresholds=_thresholds("SWAP_THRESHOLDS"))
 
 
 def swaps(row_keys: np.ndarray, n_trials: int, seed: int = DEFAULT_SEED) -> np.ndarray:
     """int64[n_trials, len(row_keys)] of 0/1: the swap bits (the reference definition, in numpy,
     of what :func:`swap_totals` computes in C)."""
-    return weights(row_keys, n_trials, seed ^ _SWAP_SALT, thresholds=SWAP_THRESHOLDS)
+    return weights(row_keys, n_trials, seed ^ _SWAP_SALT, thresholds=_thresholds("SWAP_THRESHOLDS"))
 
 
 def randomization_trials(base_total: np.ndarray, base_swapped: np.ndarray, sys_total: np.ndarray,
@@ -295,6 +277,8 @@ def randomization_test(metric, base_total, base_swapped, sys_total, sys_swapped)
     """p-value of ``metric``'s paired approximate randomization test from the two systems'
     totals and swapped trial totals (each system's score is computed on its totals, every trial's
     on the pseudo-systems' totals, all with the metric's own arithmetic)."""
+    import numpy as np
+
     a, b = randomization_trials(np.asarray(base_total), np.asarray(base_swapped), np.asarray(sys_total),
                                 np.asarray(sys_swapped))
     observed = abs(metric.score(base_total).score - metric.score(sys_total).score)
@@ -304,7 +288,7 @@ def randomization_test(metric, base_total, base_swapped, sys_total, sys_swapped)
 
 def bootstrap_totals(rows: np.ndarray, row_keys: np.ndarray, n_boot: int, seed: int = DEFAULT_SEED,
                      group_sets: Optional[Sequence[np.ndarray]] = None, n_groups: int = 1,
-                     thresholds: np.ndarray = THRESHOLDS) -> np.ndarray:
+                     thresholds: Optional[np.ndarray] = None) -> np.ndarray:
     """Replicate totals of per-pair statistics: int64[n_groups, n_boot, width].
 
     ``group_sets`` holds, for each grouping set, every row's index into the output (indices of
@@ -313,8 +297,12 @@ def bootstrap_totals(rows: np.ndarray, row_keys: np.ndarray, n_boot: int, seed: 
     :func:`weights` then ``w @ rows``, fused in the C kernel (exact int64 sums: OverflowError
     rather than wrapping; ValueError for negative statistics or an ``n_boot`` that
     :func:`check_replicates` refuses)."""
+    import numpy as np
+
     from . import _resample  # the compiled kernel: a missing build fails this call only, not the import
 
+    if thresholds is None:
+        thresholds = _thresholds("THRESHOLDS")
     rows = np.ascontiguousarray(rows, dtype=np.int64)
     check_replicates(n_boot, rows.shape[1])
     keys = np.ascontiguousarray(row_keys, dtype=np.uint64)

@@ -24,22 +24,27 @@ Per metric, :func:`segment_statistics` gives sacrebleu's per-segment statistics 
 sacrebleu holds as a float), and :func:`replicate_score` / :func:`trial_score` score a sum with the
 arithmetic and the numpy scalar types sacrebleu's ``_compute_score_from_stats`` sees, so that the
 replicate scores, their mean and the p-values are sacrebleu's, bit for bit.
+
+:func:`exact_scores` scores exact integer totals (beambleu's counter bootstrap and randomization
+trials, the per-item bootstrap of :mod:`bleu_core.items`) as the metric's own ``score`` does, row
+for row, many at once through the same vectorised arithmetic.
 """
 
 from __future__ import annotations
 
 import math
-from typing import List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
-import numpy as np
+from .seeds import COUNTER, METHODS, SACREBLEU  # the two ways `score` and compat draw resamples (numpy-free)
+
+if TYPE_CHECKING:  # numpy is imported by the functions that draw and score (off `score`'s plain path)
+    import numpy as np
 
 __all__ = ["BLOCK_COINS", "CHUNK_CELLS", "COUNTER", "F32_EXACT", "METHODS", "SACREBLEU", "bootstrap_scores",
-           "bootstrap_seed", "numpy_interval", "p_value", "paired_samples", "paired_seed", "randomization_differences",
-           "replicate_score", "replicate_scores", "segment_statistics", "trial_block", "trial_score", "trial_scores"]
+           "bootstrap_seed", "exact_scores", "numpy_interval", "p_value", "paired_samples", "paired_seed",
+           "randomization_differences", "replicate_score", "replicate_scores", "segment_statistics", "trial_block",
+           "trial_score", "trial_scores"]
 
-#: the two ways ``beambleu score`` and ``bleu_core.compat`` draw resamples
-SACREBLEU, COUNTER = "sacrebleu", "counter"
-METHODS = (SACREBLEU, COUNTER)
 #: most coins drawn at once by the randomization test (then rounded to a multiple of 32 per block)
 BLOCK_COINS = 1 << 22
 
@@ -63,12 +68,35 @@ def trial_score(metric, sums: np.ndarray):
 def replicate_scores(metric, sums: np.ndarray) -> list:
     """:func:`replicate_score` of every row of ``float32[n, width]`` sums (vectorised where the
     metric's arithmetic can, value for value and type for type the same)."""
+    import numpy as np
+
     return metric.sacrebleu_arithmetic().replicate_scores(np.asarray(sums, dtype=np.float32))
 
 
 def trial_scores(metric, sums: np.ndarray) -> list:
     """:func:`trial_score` of every row of exact sums (int64, or float64 for TER)."""
+    import numpy as np
+
     return metric.sacrebleu_arithmetic().trial_scores(np.asarray(sums))
+
+
+def exact_scores(metric, totals) -> np.ndarray:
+    """``float64[n]``: ``metric.score(row).score`` of every row of exact integer ``totals``
+    (``int64[n, width]`` in the metric's own columns: the replicate totals of beambleu's counter
+    bootstrap, a randomization trial's pseudo-systems, :func:`bleu_core.items.bootstrap`'s resamples),
+    equal to it row for row. A built-in metric's arithmetic scores them many at once (its
+    ``exact_scores``, the exact-sum forms of sacrebleu's arithmetic); any other metric (a plugin's)
+    is scored row by row."""
+    import numpy as np
+
+    totals = np.asarray(totals, dtype=np.int64)
+    if len(totals) == 0:
+        return np.zeros(0, dtype=np.float64)
+    arithmetic = getattr(metric, "sacrebleu_arithmetic", None)  # a duck-typed metric may have none
+    vectorised = None if arithmetic is None else getattr(arithmetic(), "exact_scores", None)
+    if vectorised is not None:
+        return vectorised(totals)
+    return np.array([metric.score(row).score for row in totals], dtype=np.float64)
 
 
 #: most cells of the replicate-by-segment multiplicity matrix held at once by the bootstrap
@@ -83,12 +111,16 @@ def _integral(held: np.ndarray) -> bool:
     """Whether float32 statistics are all non-negative integers: then a replicate's sums are exact
     integers, in any order, while they stay within :data:`F32_EXACT` (each partial sum is at most
     the total)."""
+    import numpy as np
+
     return bool(held.size == 0 or (held.min() >= 0 and np.all(held == np.rint(held))))
 
 
 def _multiplicities(idx: np.ndarray, n_rows: int) -> np.ndarray:
     """``float32[b, n_rows]`` (float64 past :data:`F32_EXACT` rows, where a count might not be a
     float32 integer): how often each replicate (a row of ``idx``) draws each segment."""
+    import numpy as np
+
     counts = np.empty((len(idx), n_rows), dtype=np.float32 if n_rows <= F32_EXACT else np.float64)
     step = max(1, MULTIPLICITY_CELLS // max(n_rows, 1))
     for first in range(0, len(idx), step):  # a few replicates at a time: small integer temporaries
@@ -107,6 +139,8 @@ def _replicate_sums(held: np.ndarray, exact: bool, idx: np.ndarray, counts, prod
     non-negative integer no greater than the total, and a total at or past 2**24 rounds to at
     least 2**24 (rounding is monotonic and 2**24 is a float32), which sends its replicate to
     sacrebleu's sum."""
+    import numpy as np
+
     if not exact:
         return np.stack([held[i].sum(0) for i in idx]) if len(idx) else np.zeros((0, held.shape[1]), np.float32)
     if product is None:
@@ -125,12 +159,16 @@ def bootstrap_scores(metrics: Sequence, stats: Sequence[np.ndarray], n: int, see
     replicates, as every sacrebleu metric draws from a generator of the same seed. The replicates
     are drawn in chunks of :data:`CHUNK_CELLS` indices, summed as sacrebleu sums them and scored
     by :func:`replicate_scores`."""
+    import numpy as np
+
     return _bootstrap(metrics, [stats], n, np.random.default_rng(seed))[0]
 
 
 def _side_by_side(blocks: Sequence[np.ndarray], dtype):
     """(the matrices ``blocks`` side by side as one ``dtype`` matrix, or None when there are none;
     each one's columns in it)."""
+    import numpy as np
+
     at, width = [], 0
     for block in blocks:
         at.append(slice(width, width + block.shape[1]))
@@ -141,6 +179,8 @@ def _side_by_side(blocks: Sequence[np.ndarray], dtype):
 def _scores_of_many(score, metric, sums: Sequence[np.ndarray]) -> List[list]:
     """``score(metric, s)`` of every matrix of sums in ``sums`` (rows are scored one by one, so one
     call on all of them at once gives the same values and types)."""
+    import numpy as np
+
     every = score(metric, np.concatenate(sums)) if len(sums) > 1 else score(metric, sums[0])
     out, at = [], 0
     for s in sums:
@@ -150,6 +190,8 @@ def _scores_of_many(score, metric, sums: Sequence[np.ndarray]) -> List[list]:
 
 
 def _bootstrap(metrics: Sequence, systems: Sequence[Sequence[np.ndarray]], n: int, rng) -> List[List[list]]:
+    import numpy as np
+
     held = [[np.asarray(s, dtype=np.float32) for s in stats] for stats in systems]
     exact = [[_integral(h) for h in per] for per in held]
     n_rows = len(held[0][0])
@@ -185,6 +227,8 @@ def trial_block(n_rows: int, n_trials: int) -> int:
 
 
 def _exact_in_float64(*stats: np.ndarray) -> bool:
+    import numpy as np
+
     return all(s.size == 0 or np.abs(s).sum(0).max() < 2**52 for s in stats)
 
 
@@ -201,6 +245,8 @@ def _randomization(metrics: Sequence, base: Sequence[np.ndarray], systems: Seque
     integer, else float64); fractional statistics (TER's average lengths) keep sacrebleu's
     products. Each block's pseudo-systems are scored once per metric, every system's at once (a
     row's score depends on that row alone)."""
+    import numpy as np
+
     n_rows = len(base[0])
     block = trial_block(n_rows, n)
     ints = [base[i].dtype.kind in "iu" and _exact_in_float64(base[i], *(s[i] for s in systems))
@@ -248,10 +294,14 @@ def randomization_differences(metrics: Sequence, base: Sequence[np.ndarray], sys
     randomization test of one system (see :func:`_randomization`). ``seed`` as in
     :func:`bootstrap_scores`: a Generator is left where sacrebleu's is after its coins (its ``ar``
     test's intervals draw from there)."""
+    import numpy as np
+
     return _randomization(metrics, base, [system], n, np.random.default_rng(seed))[0]
 
 
 def _fixed(seed) -> bool:
+    import numpy as np
+
     return seed is not None and not isinstance(seed, np.random.Generator)
 
 
@@ -271,6 +321,8 @@ def paired_samples(metrics: Sequence, base: Sequence[np.ndarray], systems: Seque
     sacrebleu seeds a generator of its own for every system: with a fixed seed every system
     sees the same replicates or coins, so they are drawn once for all; with None (fresh entropy)
     each system draws its own."""
+    import numpy as np
+
     if _fixed(seed):
         return _paired(metrics, base, systems, test, n, np.random.default_rng(seed), n_confidence)
     return None, [_paired(metrics, base, [system], test, n, np.random.default_rng(seed), n_confidence)[1][0]
@@ -278,6 +330,8 @@ def paired_samples(metrics: Sequence, base: Sequence[np.ndarray], systems: Seque
 
 
 def _paired(metrics, base, systems, test: str, n: int, rng, n_confidence: int):
+    import numpy as np
+
     if test == "bs":
         drawn = _bootstrap(metrics, [base, *systems], n, rng)
         out = []
@@ -298,6 +352,8 @@ def _paired(metrics, base, systems, test: str, n: int, rng, n_confidence: int):
 def p_value(differences: np.ndarray, observed: float) -> float:
     """sacrebleu's p-value: (c + 1) / (n + 1), c counting the differences strictly above the
     observed one (a system equal to the baseline gets 1 / (n + 1))."""
+    import numpy as np
+
     c = np.sum(differences > observed).item()
     return (c + 1) / (len(differences) + 1)
 
@@ -305,6 +361,8 @@ def p_value(differences: np.ndarray, observed: float) -> float:
 def numpy_interval(scores) -> Tuple[float, float]:
     """(mean, half-width) of replicate scores as the paired tests estimate them: numpy's sort
     and mean, the 95% percentile bounds at n // 40 and n - n // 40 - 1."""
+    import numpy as np
+
     s = np.sort(np.asarray(scores))
     lo = len(s) // 40
     return s.mean(), 0.5 * (s[len(s) - lo - 1] - s[lo])

@@ -22,18 +22,15 @@ empty or holds a character ``str.split()`` splits at.
 
 from __future__ import annotations
 
-import gc
-import hashlib
-import logging
 import os
 import re
-import tempfile
-import time
 from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Sequence
 
 from .base import Tokenizer
 
-if TYPE_CHECKING:  # numpy and pyarrow are imported when a model is used: `beambleu score -tok 13a` needs neither
+# numpy, pyarrow (and gc, hashlib, logging, tempfile, time) are imported when a model is used: `beambleu score -tok 13a`
+# needs none of them
+if TYPE_CHECKING:
     import numpy as np
     import pyarrow as pa
 
@@ -98,6 +95,8 @@ def download(url: str, path: str) -> None:
     """Fetch ``url`` into ``path`` (through a temporary file of its own beside it, renamed when all
     the bytes the server announced have arrived, so an interrupted download never leaves a
     truncated model); ModelError naming both on failure."""
+    import tempfile
+    import time
     import urllib.request
 
     total = _timeout()
@@ -151,6 +150,8 @@ def read_model(path: str) -> bytes:
                              "pip install 'beambleu[beam]' (and the store's extra, aws or gcp)") from None
         # Beam's clients log each retry (with its traceback) and their credential search as
         # warnings; the outcome is this function's to say, in one line
+        import logging
+
         beam_log = logging.getLogger("apache_beam")
         level = beam_log.level
         beam_log.setLevel(logging.ERROR)
@@ -212,6 +213,8 @@ class TokenizerSPM(Tokenizer):
     def __init__(self, name: str, model: Optional[str] = None):
         if name not in SPM_MODELS:
             raise ValueError(f"{name!r} is not a SentencePiece tokenizer ({', '.join(SPM_MODELS)})")
+        import hashlib
+
         import numpy as np
 
         sentencepiece = require_sentencepiece(name)
@@ -289,6 +292,8 @@ class TokenizerSPM(Tokenizer):
         the lines with a piece that is not a token as it is, e.g. an unknown piece, whose text is
         its surface: the tokens of that piece's text, each the id of the piece it equals or the
         text itself when it equals none)."""
+        import gc
+
         import numpy as np
 
         from . import _spm_ids  # built with the batch path's kernel (bleu_core.metrics.bleu.kernel checks that one)

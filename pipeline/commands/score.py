@@ -23,17 +23,12 @@ import json
 import operator
 import os
 import re
-import shutil
 import sys
-import tempfile
-from typing import Dict, List, Optional
-
-import numpy as np
+from typing import TYPE_CHECKING, Dict, List, Optional
 
 from bleu_core import formats, scoring
-from bleu_core.resampling import sacrebleu as nr
-from bleu_core.resampling.sacrebleu import SACREBLEU, segment_statistics
-from bleu_core.sums import column_sums
+from bleu_core.resampling.seeds import SACREBLEU
+from bleu_core.sums import checked_add_ints, column_sums, column_sums_ints
 from bleu_core.version import __version__
 
 from ..errors import Parser, UsageError, int_at_least
@@ -43,6 +38,13 @@ from .metric_options import add_metric_arguments, builtins_only, metrics_from_ar
 from .significance import (add_significance_arguments, check_draw_work, resampling, resolve_seed,
                            row_keys_for_lines)
 from .testsets import detail_color
+
+if TYPE_CHECKING:
+    import numpy as np
+
+# numpy (and sacrebleu's draws, bleu_core.resampling.sacrebleu) is imported by the jobs that resample or
+# select lines (--confidence, the paired tests, --origlang/--subset, --detail): a plain job holds its
+# statistics as Python ints (MetricSet.batch_stats_lists), which keeps numpy off its start-up
 
 __all__ = ["FORMATS", "SACREBLEU_LONG_OPTIONS", "SPOOL_BYTES", "ScoreParser", "add_report_arguments", "build_parser",
            "builtin_flags", "run", "warn_tokenized"]
@@ -216,19 +218,51 @@ def _reference_sources(args):
 class _System:
     """What is added up for one system: total statistics, the replicate block (bootstrap
     replicates or the randomization test's swapped totals), the --detail subsets' totals, sentence
-    lines, and the number of lines ending in a tokenized period. Every sum is checked."""
+    lines, and the number of lines ending in a tokenized period. Every sum is checked. A plain run
+    (:attr:`_Run.plain`) holds its statistics as Python ints, the others as numpy arrays."""
 
-    def __init__(self, metrics, n_subsets: int):
-        width = metrics.width
-        self.total = np.zeros(width, dtype=np.int64)
-        self.ordered = scoring.InOrder(metrics)  # sacrebleu's float sums in line order (TER's reference lengths)
-        self.subset_ordered = [scoring.InOrder(metrics) for _ in range(n_subsets)]
+    def __init__(self, run: "_Run", n_subsets: int):
+        width = run.metrics.width
+        self.ordered = scoring.InOrder(run.metrics)  # sacrebleu's float sums in line order (TER's reference lengths)
+        self.subset_ordered = [scoring.InOrder(run.metrics) for _ in range(n_subsets)]
         self.replicates = None
         self.rows: List[np.ndarray] = []  # sacrebleu's draws: every segment's statistics, in order
-        self.subsets = np.zeros((n_subsets, width), dtype=np.int64)
         self.n_subset = [0] * n_subsets
         self.lines = None  # --sentence-level: the lines, spooled to a temporary file past a few MB
         self.n, self.tokenized = 0, 0
+        if run.plain:
+            self.total = [0] * width
+            return
+        import numpy as np
+
+        self.total = np.zeros(width, dtype=np.int64)
+        self.subsets = np.zeros((n_subsets, width), dtype=np.int64)
+
+    def add_plain(self, run: "_Run", hyps: List[str], stats: list) -> None:
+        """Add the lines ``hyps`` and their statistics (:meth:`MetricSet.batch_stats_lists`: rows of
+        ints when :attr:`_Run.per_row`, else their column sums) in a plain run."""
+        self.tokenized += sum(map(operator.methodcaller("endswith", " ."), hyps))
+        self.n += len(hyps)
+        if run.args.sentence_level:
+            self._sentence_lines(run, stats)
+            return
+        if run.per_row:
+            if run.ordered:
+                self.ordered.add(stats)
+            stats = column_sums_ints(stats, run.metrics.width)
+        checked_add_ints(self.total, stats, what="the statistics of a system", name=run.metrics.stat_name)
+
+    def _sentence_lines(self, run: "_Run", rows) -> None:
+        """--sentence-level: each row's line, as sacrebleu prints it."""
+        one = run.metrics[0].sentence_metric()
+        sig = one.signature(run.nrefs).format(run.args.short)
+        if self.lines is None:
+            import tempfile
+
+            self.lines = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES, mode="w+", encoding="utf-8",
+                                                       newline="\n")
+        self.lines.writelines(one.score(row).format(run.args.width, run.args.score_only, sig) + "\n"
+                              for row in rows)
 
     def add(self, run: "_Run", hyps, rows: np.ndarray, first: int) -> None:
         """Add the lines ``hyps`` (from line ``first`` on) and their statistics ``rows``."""
@@ -246,13 +280,7 @@ class _System:
         self.tokenized += sum(map(operator.methodcaller("endswith", " ."), hyps))
         self.n += len(rows)
         if run.args.sentence_level:
-            one = run.metrics[0].sentence_metric()
-            sig = one.signature(run.nrefs).format(run.args.short)
-            if self.lines is None:
-                self.lines = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES, mode="w+", encoding="utf-8",
-                                                           newline="\n")
-            self.lines.writelines(one.score(row).format(run.args.width, run.args.score_only, sig) + "\n"
-                                  for row in rows)
+            self._sentence_lines(run, rows)
             return
         self.ordered.add(rows)
         if run.sacrebleu_draws:
@@ -268,6 +296,8 @@ class _System:
 
 def _window(mask: np.ndarray, first: int, n: int) -> np.ndarray:
     """``mask[first:first + n]``, False past its end (lines beyond the test set)."""
+    import numpy as np
+
     out = np.zeros(n, dtype=bool)
     part = mask[first:first + n]
     out[:len(part)] = part
@@ -288,6 +318,12 @@ class _Run:
         self.args, self.metrics, self.mask, self.subsets = args, metrics, mask, subsets
         self.resampling = resampling(args, metrics.width)  # None: nothing drawn
         self.nrefs = 1
+        #: nothing drawn, every line kept, no subsets: the statistics are Python ints (no numpy)
+        self.plain = self.resampling is None and mask is None and not subsets
+        #: a metric adds something in line order beside its totals (TER's reference lengths)
+        self.ordered = any(hasattr(m, "ordered_sum") for m in metrics)
+        #: a plain run needs each line's statistics (else the kernels' column sums do)
+        self.per_row = bool(args.sentence_level or self.ordered)
 
     @property
     def sacrebleu_draws(self) -> bool:
@@ -295,6 +331,10 @@ class _Run:
 
     def segment_statistics(self, system: "_System", order) -> List[np.ndarray]:
         """sacrebleu's per-segment statistics of one system, for the metrics at ``order``."""
+        import numpy as np
+
+        from bleu_core.resampling.sacrebleu import segment_statistics
+
         rows = np.concatenate(system.rows) if system.rows else np.zeros((0, self.metrics.width), dtype=np.int64)
         return [segment_statistics(self.metrics[i], rows[:, self.metrics.slices[i]]) for i in order]
 
@@ -338,13 +378,18 @@ def run(args) -> int:
     first = 0
     for hyps, refs in iter_chunks(hyp_sources, ref_sources, args.max_line_bytes):
         if not systems:
-            systems = [_System(metrics, len(subsets)) for _ in hyps]
+            systems = [_System(state, len(subsets)) for _ in hyps]
             if names is None:
                 _check_systems(args, len(systems))
             state.nrefs = len(refs[0])
         # every system's statistics at once: a metric's kernel may prepare the references once
-        for system, candidates, rows in zip(systems, hyps, metrics.batch_stats_many(hyps, refs, per_row=True)):
-            system.add(state, candidates, rows, first)
+        if state.plain:
+            for system, candidates, stats in zip(systems, hyps,
+                                                 metrics.batch_stats_lists(hyps, refs, per_row=state.per_row)):
+                system.add_plain(state, candidates, stats)
+        else:
+            for system, candidates, rows in zip(systems, hyps, metrics.batch_stats_many(hyps, refs, per_row=True)):
+                system.add(state, candidates, rows, first)
         first += len(refs)
     if names is None:
         names = [f"System {i + 1}" for i in range(len(systems))]
@@ -355,6 +400,8 @@ def run(args) -> int:
     if args.sentence_level:
         lines = systems[0].lines
         lines.seek(0)
+        import shutil
+
         shutil.copyfileobj(lines, sys.stdout)
         lines.close()
         return _done(args)
@@ -446,6 +493,8 @@ def _print_single(run: _Run, system: _System) -> None:
 
 def _sacrebleu_intervals(run: _Run, system: _System, results) -> None:
     """Set every result's interval from sacrebleu's bootstrap draws (one system, ``-ci``)."""
+    from bleu_core.resampling import sacrebleu as nr
+
     rs = run.resampling
     order = range(len(run.metrics))
     scores = nr.bootstrap_scores([run.metrics[i] for i in order], run.segment_statistics(system, order), rs.n,
@@ -458,6 +507,10 @@ def _sacrebleu_intervals(run: _Run, system: _System, results) -> None:
 def _sacrebleu_paired(run: _Run, systems: List[_System], order: List[int], points: List[List[float]]):
     """Per metric (in ``order``), each system's (p-value, mean, half-width) of sacrebleu's paired
     test against the first system, with its draws; ``points[s][m]``: the point scores."""
+    import numpy as np
+
+    from bleu_core.resampling import sacrebleu as nr
+
     rs = run.resampling
     metrics = [run.metrics[i] for i in order]
     base = run.segment_statistics(systems[0], order)
@@ -562,6 +615,8 @@ def _print_table(run: _Run, names: List[str], systems: List[_System]) -> None:
 def _json_number(value):
     """A numpy float32 mean or half-width (sacrebleu's chrF and TER replicates are float32, which
     sacrebleu's own JSON writer refuses) as the float of the same value."""
+    import numpy as np
+
     if isinstance(value, np.floating):
         return float(value)
     raise TypeError(f"{type(value).__name__} is not JSON serializable")

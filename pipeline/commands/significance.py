@@ -13,10 +13,16 @@ sacrebleu's ``confidence`` string ``μ = mean ± half-width``.
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from bleu_core import scoring
-from bleu_core.resampling import counter as bs, sacrebleu as nr
+from bleu_core.resampling import seeds
+
+if TYPE_CHECKING:
+    import numpy as np
+
+# parsing and checking the options is numpy-free (bleu_core.resampling.seeds); the draws import numpy and
+# bleu_core.resampling.counter when a job asks for them
 
 from ..errors import UsageError, int_at_least
 
@@ -51,15 +57,15 @@ def add_significance_arguments(p, run: bool = False) -> None:
     cap = (f"at most {counter_cap}" if run else
            f"at most {MAX_DRAWS:,} and resamples x segments x systems at most {MAX_DRAW_WORK:.0e}; with "
            f"--resampling counter at most {counter_cap}").replace("e+", "e")
-    g.add_argument(*short("--confidence-n", "-cin"), type=RESAMPLES, default=bs.DEFAULT_N, metavar="B",
+    g.add_argument(*short("--confidence-n", "-cin"), type=RESAMPLES, default=seeds.DEFAULT_N, metavar="B",
                    help=f"resamples for --confidence (default: %(default)s; {cap})")
     pair = g if run else g.add_mutually_exclusive_group()  # (Beam's option parser misses a group's options)
     pair.add_argument(*short("--paired-bs", "-pbs"), action="store_true",
                       help="paired bootstrap test of every system against the baseline (Koehn 2004, sacrebleu's "
                            "p-value); implies intervals")
-    g.add_argument(*short("--paired-bs-n", "-pbsn"), type=PAIRED_N, default=bs.DEFAULT_N, metavar="B",
-                   help=f"resamples for --paired-bs, and for its intervals (default: %(default)s; 0 means {bs.DEFAULT_N}, as "
-                        f"in sacrebleu; {cap})")
+    g.add_argument(*short("--paired-bs-n", "-pbsn"), type=PAIRED_N, default=seeds.DEFAULT_N, metavar="B",
+                   help=f"resamples for --paired-bs, and for its intervals (default: %(default)s; 0 means "
+                        f"{seeds.DEFAULT_N}, as in sacrebleu; {cap})")
     pair.add_argument(*short("--paired-ar", "-par"), action="store_true",
                       help="paired approximate randomization test of every system against the baseline "
                            "(sacrebleu's test and p-value)")
@@ -67,7 +73,7 @@ def add_significance_arguments(p, run: bool = False) -> None:
                    help=f"trials of --paired-ar (default: %(default)s; 0 means {DEFAULT_TRIALS}, as in sacrebleu; "
                         f"{cap})")
     if run:
-        g.add_argument("--resampling", choices=(nr.COUNTER,), default=nr.COUNTER, metavar="counter",
+        g.add_argument("--resampling", choices=(seeds.COUNTER,), default=seeds.COUNTER, metavar="counter",
                        help="how resamples are drawn; run has one method, counter (the default, so this flag can be "
                             "left out): beambleu's counter-based Poisson bootstrap and coins, keyed on the seed, the "
                             "row's identity and the replicate, the same on every runner and sharding, ties counted "
@@ -75,7 +81,7 @@ def add_significance_arguments(p, run: bool = False) -> None:
                             "order); the same numbers as beambleu score --resampling counter on the same lines with "
                             "--id-column line")
     else:
-        g.add_argument("--resampling", choices=nr.METHODS, default=nr.SACREBLEU,
+        g.add_argument("--resampling", choices=seeds.METHODS, default=seeds.SACREBLEU,
                        help="how resamples are drawn (default: %(default)s): sacrebleu, numpy's default_rng(seed) "
                             "draws, float32 sums and strict p-value counts of sacrebleu 2.6.0, so intervals and "
                             "p-values are sacrebleu's byte for byte; counter, beambleu's counter-based Poisson "
@@ -104,14 +110,14 @@ def resolve_seed(args) -> None:
     0 .. 2**64 - 1 (which the generator would not tell apart) is bad usage."""
     if args.seed is not None:
         try:
-            bs.check_seed(args.seed)
+            seeds.check_seed(args.seed)
         except ValueError as exc:
             raise UsageError(f"--seed {args.seed}: {exc}") from None
         args.seed_label = str(args.seed)
         return
     try:
         paired = bool(getattr(args, "paired_bs", False) or getattr(args, "paired_ar", False))
-        args.seed_label, args.seed = bs.seed_from_env(paired=paired)
+        args.seed_label, args.seed = seeds.seed_from_env(paired=paired)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
 
@@ -121,19 +127,19 @@ def n_boot(args, width: int) -> int:
     before any work against :func:`bleu_core.resampling.counter.check_replicates` (every group holds all B
     replicate totals of the metrics' ``width`` statistics): a :class:`UsageError` naming the flag."""
     if getattr(args, "paired_bs", False):
-        flag, n = "--paired-bs-n", args.paired_bs_n or bs.DEFAULT_N
+        flag, n = "--paired-bs-n", args.paired_bs_n or seeds.DEFAULT_N
     elif getattr(args, "confidence", False) and not getattr(args, "paired_ar", False):
         flag, n = "--confidence-n", args.confidence_n
     else:
         return 0
-    return _checked(flag, n, width, bs.DEFAULT_N, args)
+    return _checked(flag, n, width, seeds.DEFAULT_N, args)
 
 
 def resampling(args, width: int):
     """The score stage's :class:`~bleu_core.scoring.Resampling` the options ask for (checked as
     :func:`n_boot` and :func:`n_trials` check them), or None when nothing is drawn;
     :func:`resolve_seed` has set the seed."""
-    draws = getattr(args, "resampling", nr.COUNTER)
+    draws = getattr(args, "resampling", seeds.COUNTER)
     n = n_boot(args, width)
     if n:
         return scoring.Resampling(scoring.BOOTSTRAP, n, args.seed, args.seed_label, draws)
@@ -152,7 +158,7 @@ def n_trials(args, width: int) -> int:
 
 
 def _checked(flag: str, n: int, width: int, default: int, args=None) -> int:
-    if getattr(args, "resampling", nr.COUNTER) != nr.COUNTER:
+    if getattr(args, "resampling", seeds.COUNTER) != seeds.COUNTER:
         # sacrebleu's draws keep B scores per metric, not B x width totals per accumulator; each is
         # drawn over every segment
         if n > MAX_DRAWS:
@@ -162,7 +168,7 @@ def _checked(flag: str, n: int, width: int, default: int, args=None) -> int:
                              f"every segment{kept}); use {MAX_DRAWS:,} or fewer (sacrebleu's default is {default:,})")
         return n
     try:
-        return bs.check_replicates(n, width, default)
+        return seeds.check_replicates(n, width, default)
     except (ValueError, TypeError) as exc:
         raise UsageError(f"{flag}: {exc}") from None
 
@@ -181,7 +187,7 @@ def check_draw_work(resampling_, n_segments: int, n_systems: int) -> None:
     ``n_systems`` systems are at most :data:`MAX_DRAW_WORK` segment draws, else a
     :class:`UsageError` saying how many resamples would fit. Counter draws are checked by
     :func:`n_boot` and :func:`n_trials` alone."""
-    if resampling_ is None or resampling_.draws == nr.COUNTER:
+    if resampling_ is None or resampling_.draws == seeds.COUNTER:
         return
     work = resampling_.n * max(1, n_segments) * max(1, n_systems)
     if work <= MAX_DRAW_WORK:
@@ -200,9 +206,15 @@ def row_keys_for_lines(n: int, first: int = 0) -> np.ndarray:
     numbers, as ``beambleu convert`` writes them in its ``line`` column. The same line of two
     system outputs gets the same weights (that is what pairs the test), and ``beambleu run
     --id-column line`` on converted shards draws exactly the weights ``beambleu score`` draws."""
+    import numpy as np
+
+    from bleu_core.resampling import counter as bs
+
     return bs.row_keys_from_ids(np.arange(first + 1, first + n + 1, dtype=np.int64))
 
 
 def replicates_of_rows(rows: np.ndarray, keys: np.ndarray, n: int, seed: int) -> np.ndarray:
     """int64[n, width]: replicate totals of a block of per-pair statistics."""
+    from bleu_core.resampling import counter as bs
+
     return bs.bootstrap_totals(rows, keys, n, seed)[0]

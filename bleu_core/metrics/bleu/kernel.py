@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, List, Optional
 
-import numpy as np
-
-from ...kernels.buffers import as_lists, list_buffers, raise_row_error, require_compiled, stats_many_lists
+from ...kernels.buffers import as_lists, list_buffers, new_out, raise_row_error, require_compiled, stats_many_lists
 from ...tokenizers import get_tokenizer
 
 if TYPE_CHECKING:
+    import numpy as np
     import pyarrow as pa
 
     from ...kernels.arrow import ArrayLike
@@ -62,7 +61,7 @@ def batch_stats(
     if tok.kernel_id is not None and not hasattr(tok, "encode_ids"):
         bufs = list_buffers(candidates, references)
         if bufs is not None:
-            out = np.zeros((bufs.n, 2 + 2 * max_ngram_order) if per_row else 2 + 2 * max_ngram_order, dtype=np.int64)
+            out = new_out(bufs.n, 2 + 2 * max_ngram_order, per_row)
             try:
                 _bleu.stats(*bufs.candidates, *bufs.references, bufs.list_offsets, tok.kernel_id, int(lowercase),
                             max_ngram_order, tok.flags(), out, int(per_row))
@@ -85,7 +84,7 @@ def batch_stats(
     hd, ho, hv = string_buffers(cand, "candidates")
     rd, ro, rv = string_buffers(child, "references")
     n, width = len(cand), 2 + 2 * max_ngram_order
-    out = np.zeros((n, width) if per_row else width, dtype=np.int64)
+    out = new_out(n, width, per_row)
     try:
         _bleu.stats(hd, ho, hv, rd, ro, rv, list_offsets, kernel_id, int(lowercase), max_ngram_order, tok.flags(),
                     out, int(per_row))
@@ -134,7 +133,7 @@ def _stats_from_ids(tok, cand, child, list_offsets, lowercase, order, per_row) -
     check_utf8(cand, child, list_offsets)
     hyp, ref = tok.encode_ids([cand, child], lowercase)
     n, width = len(cand), 2 + 2 * order
-    out = np.zeros((n, width) if per_row else width, dtype=np.int64)
+    out = new_out(n, width, per_row)
     try:
         _bleu.stats_ids(*hyp, *ref, list_offsets, order, out, int(per_row))
     except ValueError as exc:

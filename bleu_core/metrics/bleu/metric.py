@@ -6,20 +6,20 @@ import os
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Iterable, List, Optional, Sequence, Tuple
 
-import numpy as np
-
 from ...kernels import use_reference
 from ...protocol import Metric, Option, Stat, nrefs_label, reference_batch_stats
 from ...tokenizers import TOKENIZERS, check_spm_model, check_tokenizer_name, default_tokenizer, get_tokenizer
 from ...tokenizers.tokenizer_spm import is_url, local_path
 from .kernel import batch_stats, batch_stats_many
 from .reference import BleuStats, scalar_stats
-from .resampling import BleuArithmetic
 from .score import (SMOOTH_DEFAULTS, BleuScore, BleuSignature, bleu_of_checked, check_order, check_smoothing,
                     check_stats, check_weights, stat_names)
 
-if TYPE_CHECKING:  # pyarrow is imported by the functions that need it
+if TYPE_CHECKING:  # numpy, pyarrow and the resampling arithmetic are imported by the functions that need them
+    import numpy as np
     import pyarrow as pa
+
+    from .resampling import BleuArithmetic
 
 __all__ = ["Bleu", "corpus_bleu", "sentence_bleu"]
 
@@ -36,6 +36,7 @@ class Bleu(Metric):
     """
 
     id = "bleu"
+    plain_buffers = True  # its kernels write into bleu_core.kernels.buffers.new_out
     #: BLEU's group-table columns keep the names they always had (``score``, ``bp``, ...)
     counter = ("candidate_tokens", 0)
     option_group = "BLEU options (as in sacrebleu)"
@@ -163,6 +164,8 @@ class Bleu(Metric):
         return stat_names(self.max_ngram_order)
 
     def check_stats(self, vector) -> np.ndarray:
+        import numpy as np
+
         return np.array(check_stats(vector, self.max_ngram_order), dtype=np.int64)
 
     def sentence_metric(self) -> "Bleu":
@@ -171,6 +174,8 @@ class Bleu(Metric):
 
     def sacrebleu_arithmetic(self) -> BleuArithmetic:
         """How sacrebleu's resampling holds and scores these statistics (``resampling.py``)."""
+        from .resampling import BleuArithmetic
+
         return BleuArithmetic(self)
 
     def table_columns(self) -> List[Tuple[str, pa.DataType, object]]:

@@ -14,12 +14,13 @@ Vectors of different pairs add; the score is a function of the sum only.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterable, List, Optional, Sequence, Tuple
-
-import numpy as np
+from typing import TYPE_CHECKING, Iterable, List, Optional, Sequence, Tuple
 
 from ...sums import checked_add
 from .score import BleuScore, check_stats, compute_bleu, stat_names
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["BleuStats", "closest_ref_len", "ngrams", "pair_stats", "preprocess", "scalar_stats"]
 
@@ -39,10 +40,14 @@ class BleuStats:
     __slots__ = ("vector",)
 
     def __init__(self, vector):
+        import numpy as np
+
         self.vector = np.array(check_stats(vector), dtype=np.int64)
 
     @classmethod
     def zero(cls, max_ngram_order: int = 4) -> "BleuStats":
+        import numpy as np
+
         return cls(np.zeros(2 + 2 * max_ngram_order, dtype=np.int64))
 
     @classmethod
@@ -93,6 +98,8 @@ class BleuStats:
         return NotImplemented
 
     def __eq__(self, other) -> bool:
+        import numpy as np
+
         return isinstance(other, BleuStats) and np.array_equal(self.vector, other.vector)
 
     def __repr__(self) -> str:
@@ -175,5 +182,7 @@ def scalar_stats(
                 max_order,
             )
         )
+    import numpy as np
+
     matrix = np.array(rows, dtype=np.int64).reshape(len(rows), 2 + 2 * max_order)
     return matrix, nrefs

@@ -10,11 +10,11 @@ from __future__ import annotations
 import operator
 from typing import TYPE_CHECKING, List
 
-import numpy as np
-
-from ...kernels.buffers import as_lists, list_buffers, raise_row_error, require_compiled, stats_many_lists
+from ...kernels.buffers import as_lists, list_buffers, new_out, raise_row_error, require_compiled, stats_many_lists
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from ...kernels.arrow import ArrayLike
 
 # Python lists of text go to the kernel as buffers made without pyarrow (bleu_core.kernels.buffers);
@@ -93,7 +93,7 @@ def chrf_batch_stats(
         hd, ho, hv = string_buffers(cand, "candidates")
         rd, ro, rv = string_buffers(child, "references")
         n = len(cand)
-    out = np.zeros((n, width) if per_row else width, dtype=np.int64)
+    out = new_out(n, width, per_row)
     try:
         _chrf.stats(hd, ho, hv, rd, ro, rv, list_offsets, char_order, word_order, factor, one_plus,
                     bool(eps_smoothing), bool(lowercase), bool(whitespace), out, bool(per_row))

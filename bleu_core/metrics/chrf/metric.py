@@ -29,18 +29,18 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, List
 
-import numpy as np
-
 from ...kernels import use_reference
 from ...protocol import Metric, Option, Stat, checked_pairs, reference_batch_stats
 from ...sums import check_int64, statistics_values
 from .kernel import chrf_batch_stats, chrf_batch_stats_many
 from .reference import char_ngrams, order_stats, split_words, word_ngrams
-from .resampling import ChrfArithmetic
 from .score import ChrfScore, ChrfSignature, chrf_name, f_score
 
-if TYPE_CHECKING:  # pyarrow is imported by the functions that need it
+if TYPE_CHECKING:  # numpy, pyarrow and the resampling arithmetic are imported by the functions that need them
+    import numpy as np
     import pyarrow as pa
+
+    from .resampling import ChrfArithmetic
 
 __all__ = ["MAX_ORDER", "Chrf", "corpus_chrf", "sentence_chrf"]
 
@@ -71,6 +71,7 @@ class Chrf(Metric):
     eps_smoothing: bool = False
 
     id = "chrf"
+    plain_buffers = True  # its kernels write into bleu_core.kernels.buffers.new_out
     option_group = "chrF options (as in sacrebleu; chrF++ is --chrf-word-order 2)"
     options = (
         Option("char_order", int, 6, "--chrf-char-order", "-cc", metavar="N",
@@ -169,6 +170,8 @@ class Chrf(Metric):
     def scalar_stats(self, candidates, references) -> np.ndarray:
         """``int64[n, width]``, one pair at a time; inputs are checked as ``corpus_stats``
         checks them (errors name the row)."""
+        import numpy as np
+
         rows = [self.pair_stats(hyp, refs) for hyp, refs in checked_pairs(candidates, references)]
         return np.array(rows, dtype=np.int64).reshape(len(rows), self.width)
 
@@ -194,6 +197,12 @@ class Chrf(Metric):
     def check_stats(self, vector) -> np.ndarray:
         """``vector`` as int64 if it can be a sum of this metric's statistics: ``width``
         integers in 0 .. 2**63 - 1 with ``match <= hyp`` and ``match <= ref`` in every order."""
+        import numpy as np
+
+        return np.array(self._checked_values(vector), dtype=np.int64)
+
+    def _checked_values(self, vector) -> List[int]:
+        """:meth:`check_stats` as Python ints."""
         values = statistics_values(vector, self.name)
         if len(values) != self.width:
             raise ValueError(
@@ -208,7 +217,7 @@ class Chrf(Metric):
                     f"{names[i + 2]} = {match} exceeds {names[i]} = {hyp} or {names[i + 1]} = {ref}: "
                     f"not {self.name} statistics"
                 )
-        return np.array(values, dtype=np.int64)
+        return values
 
     def f_score(self, stats) -> float:
         """The score (0-100) of a statistics vector, with sacrebleu's arithmetic (operation for
@@ -218,7 +227,7 @@ class Chrf(Metric):
         undefined). With ``eps_smoothing`` the score is the mean of the per-order F-beta
         scores. Otherwise precision and recall are each averaged over the orders where both
         texts have n-grams (the effective order), and F-beta is taken of the two averages."""
-        return f_score(self.check_stats(stats).tolist(), self.beta, self.eps_smoothing)
+        return f_score(self._checked_values(stats), self.beta, self.eps_smoothing)
 
     def signature(self, nrefs, n_bootstrap: int | None = None, seed: int | None = None) -> ChrfSignature:
         return ChrfSignature(self, nrefs, n_bootstrap, seed)
@@ -226,13 +235,15 @@ class Chrf(Metric):
     def score(self, stats, nrefs=None, n_bootstrap: int | None = None, seed: int | None = None) -> ChrfScore:
         """The score of a totals vector; ``nrefs`` fills the signature (with ``bs:``/``seed:``
         when ``n_bootstrap`` is given)."""
-        values = self.check_stats(stats).tolist()
+        values = self._checked_values(stats)
         sig = None if nrefs is None else self.signature(nrefs, n_bootstrap, seed)
         score = f_score(values, self.beta, self.eps_smoothing)
         return ChrfScore(score, values, self.char_order, self.word_order, self.beta).sign(sig)
 
     def sacrebleu_arithmetic(self) -> ChrfArithmetic:
         """How sacrebleu's resampling holds and scores these statistics (``resampling.py``)."""
+        from .resampling import ChrfArithmetic
+
         return ChrfArithmetic(self)
 
     def table_columns(self) -> list[tuple[str, pa.DataType, object]]:

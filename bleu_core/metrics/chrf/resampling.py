@@ -61,3 +61,8 @@ class ChrfArithmetic(SacrebleuArithmetic):
         f64 = np.asarray(sums, dtype=np.float64)
         scores, off = chrf_rows(self.metric, f64)
         return self.fill(scores.tolist(), off, lambda row: self.trial_score(row.astype(np.int64)), f64)
+
+    def exact_scores(self, totals: np.ndarray) -> np.ndarray:
+        """``float64[n]``: ``metric.score(row).score`` of every row of exact ``int64`` totals (a
+        trial's sums are exact and scored by the metric's own ``score``: :meth:`trial_scores`)."""
+        return np.asarray(self.trial_scores(totals), dtype=np.float64)

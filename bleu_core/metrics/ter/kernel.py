@@ -17,12 +17,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import numpy as np
-
-from ...kernels.buffers import list_buffers, raise_row_error, require_compiled
+from ...kernels.buffers import list_buffers, new_out, raise_row_error, require_compiled
 from .reference import STATS_WIDTH, tercom_words
 
 if TYPE_CHECKING:
+    import numpy as np
     import pyarrow as pa
 
     from ...kernels.arrow import ArrayLike
@@ -75,7 +74,7 @@ def ter_batch_stats(candidates: ArrayLike, references, *, case_sensitive: bool =
     lowercase, punct = not case_sensitive, bool(no_punct)
     bufs = None if normalized else list_buffers(candidates, references)
     if bufs is not None:
-        out = np.zeros((bufs.n, STATS_WIDTH) if per_row else STATS_WIDTH, dtype=np.int64)
+        out = new_out(bufs.n, STATS_WIDTH, per_row)
         try:
             _ter.stats(*bufs.candidates, *bufs.references, bufs.list_offsets, bool(lowercase), bool(punct),
                        bool(asian_support), out, bool(per_row))
@@ -94,7 +93,7 @@ def ter_batch_stats(candidates: ArrayLike, references, *, case_sensitive: bool =
         lowercase = punct = False
     hd, ho, hv = string_buffers(cand, "candidates")
     rd, ro, rv = string_buffers(child, "references")
-    out = np.zeros((len(cand), STATS_WIDTH) if per_row else STATS_WIDTH, dtype=np.int64)
+    out = new_out(len(cand), STATS_WIDTH, per_row)
     try:
         _ter.stats(hd, ho, hv, rd, ro, rv, list_offsets, bool(lowercase), bool(punct), bool(asian_support), out,
                    bool(per_row))

@@ -60,10 +60,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import TYPE_CHECKING
-
-import numpy as np
 
 from ...kernels import use_reference
 from ...protocol import (CHUNK, Metric, Option, Stat, checked_chunks, checked_pairs, reference_batch_stats,
@@ -71,11 +68,13 @@ from ...protocol import (CHUNK, Metric, Option, Stat, checked_chunks, checked_pa
 from ...sums import check_int64, checked_add, column_sums, statistics_values
 from .kernel import ter_batch_stats
 from .reference import EDIT_NAMES, MAX_REFS, STAT_NAMES, STATS_WIDTH, shift_search, tercom_words
-from .resampling import TerArithmetic
 from .score import TerScore, TerSignature, ter_rate
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # numpy, pyarrow and the resampling arithmetic are imported by the functions that need them
+    import numpy as np
     import pyarrow as pa
+
+    from .resampling import TerArithmetic
 
 __all__ = ["Ter", "corpus_ter", "sentence_ter"]
 
@@ -94,6 +93,7 @@ class Ter(Metric):
     case_sensitive: bool = False
 
     id = "ter"
+    plain_buffers = True  # its kernels write into bleu_core.kernels.buffers.new_out
     option_group = "TER options (as in sacrebleu; the defaults replicate Tercom's)"
     options = (
         Option("case_sensitive", bool, False, "--ter-case-sensitive", help="case-sensitive TER (default: lowercased)",
@@ -160,6 +160,8 @@ class Ter(Metric):
     def scalar_stats(self, candidates, references) -> np.ndarray:
         """``int64[n, width]``, one pair at a time; inputs are checked as ``corpus_stats``
         checks them (errors name the row)."""
+        import numpy as np
+
         rows = []
         for i, (hyp, refs) in enumerate(checked_pairs(candidates, references)):
             try:
@@ -184,6 +186,8 @@ class Ter(Metric):
         """``(totals, reference counts, ref_length)``, streaming: ``ref_length`` is sacrebleu's
         float sum of the pairs' average reference lengths, added in corpus order (it equals the
         exact sum the totals hold when every pair has a power of two of references)."""
+        import numpy as np
+
         total = np.zeros(self.width, dtype=np.int64)
         nrefs, ref_length, offset = set(), 0.0, 0
         for hyps, refs in checked_chunks(candidates, references, CHUNK):
@@ -213,6 +217,12 @@ class Ter(Metric):
     def check_stats(self, vector) -> np.ndarray:
         """``vector`` as int64 if it can be a sum of TER statistics: ``width`` integers in
         0 .. 2**63 - 1 whose edits are the sum of insertions, deletions, substitutions and shifts."""
+        import numpy as np
+
+        return np.array(self._checked_values(vector), dtype=np.int64)
+
+    def _checked_values(self, vector) -> list[int]:
+        """:meth:`check_stats` as Python ints."""
         values = statistics_values(vector, "TER")
         if len(values) != self.width:
             raise ValueError(f"TER statistics have {self.width} values ({', '.join(STAT_NAMES)}), got {len(values)}")
@@ -220,30 +230,36 @@ class Ter(Metric):
         if values[0] != sum(values[1:len(EDIT_NAMES)]):
             raise ValueError(f"edits = {values[0]} is not insertions + deletions + substitutions + shifts = "
                              f"{sum(values[1:len(EDIT_NAMES)])}: not TER statistics")
-        return np.array(values, dtype=np.int64)
+        return values
 
     def ordered_sum(self, rows, state: float | None = None) -> float:
         """What TER adds in corpus order beside its totals (the hook of
         :class:`bleu_core.scoring.InOrder`): ``state`` (None at the start) plus the average
         reference lengths of the statistics ``rows``, as sacrebleu adds them; ``score(totals,
-        ordered=state)`` divides by it."""
-        rows = np.asarray(rows, dtype=np.int64).reshape(-1, self.width)
+        ordered=state)`` divides by it. ``rows``: an ``int64[n, width]`` array, or rows of Python ints."""
+        if hasattr(rows, "reshape"):
+            rows = rows.reshape(-1, self.width)
         return self.ordered_ref_length(rows, 0.0 if state is None else state)
 
     @staticmethod
-    def ordered_ref_length(rows: np.ndarray, start: float = 0.0) -> float:
-        """sacrebleu's float sum of the average reference lengths of per-pair statistics rows,
-        added in row order to ``start`` (each row's length sits in the column of its reference count)."""
-        ref_cols = rows[:, len(EDIT_NAMES):]
-        counts = np.argmax(ref_cols != 0, axis=1) + 1  # a row with no reference words: its average is 0 anyway
-        for length, k in zip(ref_cols.sum(axis=1).tolist(), counts.tolist()):
-            start += length / k
+    def ordered_ref_length(rows, start: float = 0.0) -> float:
+        """sacrebleu's float sum of the average reference lengths of per-pair statistics rows
+        (``int64[n, width]``, or rows of Python ints), added in row order to ``start`` (each row's
+        length sits in the column of its reference count)."""
+        first = len(EDIT_NAMES)
+        for row in (rows.tolist() if hasattr(rows, "tolist") else rows):
+            lengths = row[first:]
+            # the reference count is the first column with words; a row with none averages 0 anyway
+            k = next((k for k, length in enumerate(lengths, start=1) if length), 1)
+            start += sum(lengths) / k
         return start
 
     @staticmethod
     def ref_length(values: Sequence[int]) -> float:
         """The sum of average reference lengths that checked statistics hold, ``sum(S_k / k)``,
         correctly rounded."""
+        from fractions import Fraction  # (off the start-up of a command that scores no TER)
+
         exact = sum(Fraction(s, k) for k, s in enumerate(values[len(EDIT_NAMES):], start=1))
         return float(exact)
 
@@ -261,7 +277,7 @@ class Ter(Metric):
             if ref_length is not None and ref_length != ordered:
                 raise ValueError("give ref_length or ordered, not two different values")
             ref_length = ordered
-        values = self.check_stats(stats).tolist()
+        values = self._checked_values(stats)
         exact = self.ref_length(values)
         how = "exact" if ref_length is None else "corpus order"
         if ref_length is None:
@@ -273,6 +289,8 @@ class Ter(Metric):
 
     def sacrebleu_arithmetic(self) -> TerArithmetic:
         """How sacrebleu's resampling holds and scores these statistics (``resampling.py``)."""
+        from .resampling import TerArithmetic
+
         return TerArithmetic(self)
 
     def table_columns(self) -> list[tuple[str, pa.DataType, object]]:

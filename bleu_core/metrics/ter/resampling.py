@@ -46,3 +46,21 @@ class TerArithmetic(SacrebleuArithmetic):
         f64 = np.asarray(sums, dtype=np.float64)
         scores, off = ter_rows(f64)
         return self.fill(scores.tolist(), off, self.trial_score, f64)
+
+    def exact_scores(self, totals: np.ndarray) -> np.ndarray:
+        """``float64[n]``: ``metric.score(row).score`` of every row of exact ``int64`` totals (beambleu's
+        columns: edits, then the reference words summed per reference count). Its reference length is
+        the sum of ``S_k / k`` correctly rounded: where one count is present and ``S_k`` is below 2**53,
+        that is the float division ``S_k / k``, and the row is sacrebleu's edits over length
+        (:meth:`trial_scores`); other rows are scored by the metric one by one."""
+        totals = np.asarray(totals, dtype=np.int64)
+        lengths = totals[:, len(EDIT_NAMES):]
+        present = lengths != 0
+        k = np.argmax(present, axis=1) + 1  # the one count present (1 where none is: the length is 0)
+        length = lengths[np.arange(len(totals)), k - 1]
+        simple = (present.sum(axis=1) <= 1) & (length < 2**53)
+        out = np.asarray(self.trial_scores(np.column_stack([totals[:, 0].astype(np.float64), length / k])),
+                         dtype=np.float64)
+        for i in np.flatnonzero(~simple).tolist():
+            out[i] = self.metric.score(totals[i]).score
+        return out
