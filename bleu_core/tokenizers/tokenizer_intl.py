@@ -6,7 +6,7 @@ module, the library sacrebleu uses; the kernel's flag table is computed from it.
 
 import regex
 
-from ._unicode import flag_table
+from ._unicode import flag_table, flag_table_for
 from .base import Tokenizer
 
 __all__ = ["TokenizerIntl"]
@@ -27,6 +27,10 @@ class TokenizerIntl(Tokenizer):
 
     def flags(self):
         return flag_table()
+
+    def flags_for(self, strings, lowercase: bool):
+        """The flag table for a call on ``strings`` (:func:`flag_table_for`)."""
+        return flag_table_for(strings, lowercase)
 
     def __call__(self, line: str) -> str:
         for regexp, repl in _REGEXPS:

@@ -9,7 +9,7 @@ of code points it accepts.
 
 from __future__ import annotations
 
-from ._unicode import UCODE_RANGES, chinese_ranges, flag_table, is_chinese_char  # noqa: F401  (zh's definition)
+from ._unicode import UCODE_RANGES, chinese_ranges, flag_table, flag_table_for, is_chinese_char  # noqa: F401  (zh's definition)
 from .base import Tokenizer
 from .tokenizer_13a import regexp_post_tokenize
 
@@ -21,6 +21,10 @@ class TokenizerZh(Tokenizer):
 
     def flags(self):
         return flag_table()
+
+    def flags_for(self, strings, lowercase: bool):
+        """The flag table for a call on ``strings`` (:func:`flag_table_for`)."""
+        return flag_table_for(strings, lowercase)
 
     def __call__(self, line: str) -> str:
         line = line.strip()

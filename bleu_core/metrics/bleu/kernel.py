@@ -64,7 +64,7 @@ def batch_stats(
             out = new_out(bufs.n, 2 + 2 * max_ngram_order, per_row)
             try:
                 _bleu.stats(*bufs.candidates, *bufs.references, bufs.list_offsets, tok.kernel_id, int(lowercase),
-                            max_ngram_order, tok.flags(), out, int(per_row))
+                            max_ngram_order, _list_flags(tok, [candidates], references, lowercase), out, int(per_row))
             except ValueError as exc:
                 raise_row_error(exc)
             return out
@@ -93,6 +93,27 @@ def batch_stats(
     return out
 
 
+def _list_flags(tok, systems, references, lowercase: bool):
+    """The tokenizer's flag table for list inputs: only their characters' flags when the
+    tokenizer can make such a table (``flags_for``: intl, zh), else :meth:`Tokenizer.flags`."""
+    flags_for = getattr(tok, "flags_for", None)
+    if flags_for is None:
+        return tok.flags()
+
+    def strings():
+        for candidates in systems:
+            yield from candidates
+        for row in references:
+            if isinstance(row, str):
+                yield row
+                continue
+            for r in row:
+                if r is not None:
+                    yield r
+
+    return flags_for(strings(), lowercase)
+
+
 def batch_stats_many(systems, references, *, tokenize: str = "13a", lowercase: bool = False, max_ngram_order: int = 4,
                      per_row: bool = True, spm_model: Optional[str] = None) -> List[np.ndarray]:
     """:func:`batch_stats` of each candidate list in ``systems`` for the same ``references``, in
@@ -111,7 +132,8 @@ def batch_stats_many(systems, references, *, tokenize: str = "13a", lowercase: b
         return [batch_stats(systems[0], references, **one)]
     if tok.kernel_id is not None and not hasattr(tok, "encode_ids"):
         systems, references = as_lists(systems, references)
-        outs = stats_many_lists(_bleu.stats_many, (tok.kernel_id, int(bool(lowercase)), max_ngram_order, tok.flags()),
+        flags = _list_flags(tok, systems, references, bool(lowercase))
+        outs = stats_many_lists(_bleu.stats_many, (tok.kernel_id, int(bool(lowercase)), max_ngram_order, flags),
                                 systems, references, 2 + 2 * max_ngram_order, per_row,
                                 lambda c, r: batch_stats(c, r, **one))
         if outs is not None:
