@@ -94,8 +94,9 @@ class Service:
 
 class DaskCluster(Service):
     """`dask scheduler` and N `dask worker` processes (one process, one thread each, with a nanny
-    that restarts a worker that dies) on 127.0.0.1. ``worker_env`` adds to the workers'
-    environment (dask reads its configuration from ``DASK_...`` variables)."""
+    that restarts a worker that dies) on 127.0.0.1, configured as deploy/dask/start-local-cluster.sh
+    configures its workers (``beambleu.beam.runners.DASK_WORKER_ENV``). ``worker_env`` adds to the
+    workers' environment (dask reads its configuration from ``DASK_...`` variables)."""
 
     def __init__(self, log_dir: Path, n_workers: int = 2, worker_env: Optional[Dict[str, str]] = None,
                  worker_args: Optional[List[str]] = None):
@@ -107,6 +108,8 @@ class DaskCluster(Service):
         self.address = f"tcp://127.0.0.1:{self.port}"
 
     def launch(self) -> None:
+        from beambleu.beam.runners import DASK_WORKER_ENV
+
         sched = self.start("scheduler", [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host",
                                          "127.0.0.1", "--port", str(self.port), "--no-dashboard"])
         wait_for_port(self.port, sched, "dask scheduler")
@@ -115,7 +118,7 @@ class DaskCluster(Service):
                                        "--nworkers", "1", "--nthreads", "1", "--no-dashboard",
                                        "--name", f"worker-{i}", "--local-directory", str(self.log_dir),
                                        *self.worker_args],
-                       env={**env_with_this_python(), **self.worker_env})
+                       env={**env_with_this_python(), **DASK_WORKER_ENV, **self.worker_env})
         with self.client() as client:  # registered, running or not (a paused worker never runs)
             deadline = time.monotonic() + 120
             while len(client.scheduler_info(n_workers=-1)["workers"]) < self.n_workers:
