@@ -166,6 +166,10 @@ def _beam_logger() -> logging.Logger:
     return logging.getLogger("apache_beam")
 
 
+#: the line :meth:`StderrFilter.__exit__` writes last into the pipe, where the pump stops reading
+_END = b"\0beambleu: end of the run's standard error\n"
+
+
 class StderrFilter:
     def __init__(self, enabled: bool = True):
         self.enabled = enabled
@@ -219,6 +223,8 @@ class StderrFilter:
     def _pump(self):
         term = self.terminal
         for line in self._reader:
+            if line == _END:
+                break
             if line.startswith(b"beambleu:"):
                 term.raw_line(line)
             else:
@@ -232,12 +238,20 @@ class StderrFilter:
         if not self.enabled:
             return False
         sys.stderr.flush()
+        # the end of what this process wrote: a process started during the run may hold the pipe's
+        # write end open after it (multiprocessing's resource tracker, which a local dask cluster
+        # starts, lives until this process exits), so the pipe's end of file cannot be waited for
+        try:
+            os.write(2, _END)
+        except OSError:  # pragma: no cover - fd 2 is our pipe, whose reader is alive
+            pass
         os.dup2(self._saved, 2)  # closes the pipe's last write end held by us
         saved, self._saved = self._saved, None
         os.close(saved)
         self._thread.join(timeout=10)
-        self._reader.close()
-        self._log.close()
+        if not self._thread.is_alive():  # (else still reading: closing its file would wait for its lock)
+            self._reader.close()
+            self._log.close()
         # what Beam logs after the run (at exit: stopping the job server it started, "Really
         # destroying service ...") has no log to go to any more, and is not for the terminal
         beam = _beam_logger()
