@@ -188,9 +188,15 @@ def exact_mean(values: Sequence[float]) -> float:
     exact sum over the count, correctly rounded once. Each finite float is a 53-bit integer times
     a power of two (``numpy.frexp``), so the sum is one integer over a power of two, and Python's
     ``int / int`` rounds correctly, as ``statistics``' Fractions do. Empty input and non-finite
-    values go to ``statistics.mean`` itself (its errors, infinities and NaN)."""
+    values go to ``statistics.mean`` itself (its errors, infinities and NaN), and so do values that
+    are not all Python floats (``statistics.mean`` keeps their type: numpy float32 scores give a
+    float32 mean, as sacrebleu's chrF intervals have)."""
     import numpy as np
 
+    if not all(type(v) is float for v in values):
+        import statistics
+
+        return statistics.mean(values)
     a = np.asarray(values, dtype=np.float64)
     if not len(a) or not np.isfinite(a).all():
         import statistics

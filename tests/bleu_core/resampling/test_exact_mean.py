@@ -50,3 +50,11 @@ def test_interval_mean():
     rng = random.Random(5)
     scores = [rng.random() * 60 for _ in range(1001)]
     assert percentile_interval(scores)["mean"] == statistics.mean(scores)
+
+
+def test_other_types_keep_statistics_mean_and_its_type():
+    import numpy as np
+
+    for xs in ([np.float32(54.87), np.float32(12.5), np.float32(1 / 3)], [1, 2, 4], [1.5, np.float64(2.5)]):
+        want, got = statistics.mean(xs), exact_mean(xs)
+        assert got == want and type(got) is type(want), xs
