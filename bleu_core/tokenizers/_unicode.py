@@ -16,6 +16,8 @@ __all__ = ["F_N", "F_P", "F_S", "F_ZH", "UCODE_RANGES", "UNI_SIZE", "chinese_ran
 
 UNI_SIZE = 0x110000
 F_N, F_P, F_S, F_ZH = 1, 2, 4, 8
+#: each flag bit and the regex of the characters outside its class (what is left after removing them is the class)
+_CLASSES = ((F_N, r"\P{N}"), (F_P, r"\P{P}"), (F_S, r"\P{S}"))
 
 
 def _all_chars():
@@ -104,7 +106,7 @@ def flag_table() -> bytes:
 
     text = _all_chars()
     flags = np.zeros(UNI_SIZE, dtype=np.uint8)
-    for bit, pattern in ((F_N, r"\P{N}"), (F_P, r"\P{P}"), (F_S, r"\P{S}")):
+    for bit, pattern in _CLASSES:
         # remove everything outside the class: what is left is the class
         flags[_members(regex.compile(pattern), text)] |= bit
     for lo, hi in chinese_ranges():
@@ -154,7 +156,7 @@ def _table_of(chars: set) -> bytes:
 
     distinct = "".join(sorted(c for c in chars if not 0xD800 <= ord(c) <= 0xDFFF))
     flags = bytearray(UNI_SIZE)
-    for bit, pattern in ((F_N, r"\P{N}"), (F_P, r"\P{P}"), (F_S, r"\P{S}")):
+    for bit, pattern in _CLASSES:
         for c in regex.compile(pattern).sub("", distinct):
             flags[ord(c)] |= bit
     for lo, hi in chinese_ranges():
