@@ -46,7 +46,7 @@ STAGING_MARK = ".beambleu-tmp-"
 OLD_MARK = ".beambleu-old-"
 #: the commit's journal beside each local output: ``.NAME.beambleu-commit`` (see :func:`write_journals`)
 JOURNAL_MARK = ".beambleu-commit"
-#: the lock a run holds beside each local output while it runs: ``.NAME.beambleu-lock``, its pid
+#: the lock a run holds beside each local output while it runs: ``.NAME.beambleu-lock``, its process (``PID@START``)
 LOCK_MARK = ".beambleu-lock"
 
 
@@ -215,12 +215,13 @@ def check_outputs(targets: Sequence[Target], inputs: Iterable, overwrite: bool) 
 
 def staging_path(target: str, mark: str = STAGING_MARK) -> str:
     """A fresh hidden path beside ``target`` (same directory, so renames stay on one file system),
-    naming this process: ``.NAME.beambleu-tmp-PID-RANDOM``."""
+    naming this process: ``.NAME.beambleu-tmp-PID@START-RANDOM`` (``@START`` is the process's start time,
+    :func:`_me`, so that a later process given the same pid is not taken for it)."""
     if not is_url(target):
         target = os.path.abspath(target)
     sep = "/" if is_url(target) else os.sep
     head, _, name = target.rstrip(sep).rpartition(sep)
-    return f"{head}{sep}.{name}{mark}{os.getpid()}-{uuid.uuid4().hex[:12]}"
+    return f"{head}{sep}.{name}{mark}{_me()}-{uuid.uuid4().hex[:12]}"
 
 
 def remove_stale_staging(target: str) -> List[str]:
@@ -238,25 +239,73 @@ def remove_stale_staging(target: str) -> List[str]:
         for mark in (STAGING_MARK, OLD_MARK):
             prefix = f".{name}{mark}"
             if entry.startswith(prefix):
-                pid = entry[len(prefix):].split("-", 1)[0]
-                if pid.isdigit() and not _alive(int(pid)):
+                pid, start = _parse_me(entry[len(prefix):].split("-", 1)[0])
+                if pid and not _alive(pid, start):
                     remove_tree(os.path.join(head, entry))
                     removed.append(os.path.join(head, entry))
     return removed
 
 
-def _alive(pid: int) -> bool:
+def _stat(pid: int) -> Optional[List[bytes]]:
+    """The fields of ``/proc/PID/stat`` from the third (the state) on, or None (no such file)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rpartition(b")")[2].split()
+    except OSError:
+        return None
+
+
+def _start_time(pid: int) -> Optional[int]:
+    """When process ``pid`` started (``/proc/PID/stat``'s 22nd field, clock ticks since boot), or None."""
+    fields = _stat(pid)
+    try:
+        return int(fields[19]) if fields else None
+    except (IndexError, ValueError):
+        return None
+
+
+_my_id: Dict[int, str] = {}
+
+
+def _me() -> str:
+    """This process, as staging paths, locks and journals name it: ``PID@START`` (its start time:
+    pids are reused, and a pid alone would take a later process for a dead run's), or ``PID`` where
+    the start time cannot be read (no ``/proc``)."""
+    pid = os.getpid()
+    if pid not in _my_id:  # (per pid: a forked child is another process)
+        start = _start_time(pid)
+        _my_id[pid] = f"{pid}@{start}" if start is not None else str(pid)
+    return _my_id[pid]
+
+
+def _parse_me(text: str):
+    """``(pid, start)`` from what :func:`_me` wrote (``start`` None when it wrote none); ``(0, None)``
+    for anything else."""
+    pid, _, start = text.partition("@")
+    if not pid.isdigit() or (start and not start.isdigit()):
+        return 0, None
+    return int(pid), (int(start) if start else None)
+
+
+def _alive(pid: int, start: Optional[int] = None) -> bool:
+    """Process ``pid`` runs (and, with ``start``, is the one that started then: not a later process
+    given the same pid)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    try:  # a zombie (killed, not yet reaped: its parent died too) answers signal 0 but runs no more
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            return fh.read().rpartition(b")")[2].split()[:1] not in ([b"Z"], [b"X"])
-    except OSError:
+    fields = _stat(pid)
+    if fields is None:
         return True
+    # a zombie (killed, not yet reaped: its parent died too) answers signal 0 but runs no more
+    if fields[:1] in ([b"Z"], [b"X"]):
+        return False
+    if start is not None:
+        now = _start_time(pid)
+        return now is None or now == start
+    return True
 
 
 def write_manifest(directory: str, parts: Sequence[str], meta: Optional[Dict] = None) -> None:
@@ -325,18 +374,18 @@ def lock_path(target: str) -> str:
     return os.path.join(head, f".{name}{LOCK_MARK}")
 
 
-def _lock_pid(path: str) -> Optional[int]:
+def _lock_owner(path: str) -> Optional[str]:
+    """What the lock at ``path`` holds (:func:`_me` of its process), or None (no lock there)."""
     try:
         with open(path, encoding="ascii", errors="replace") as fh:
-            text = fh.read().strip()
+            return fh.read().strip()
     except FileNotFoundError:
         return None
-    return int(text) if text.isdigit() else 0
 
 
 def take_locks(targets: Sequence[Target]) -> List[str]:
-    """Lock every local output for this process: ``.NAME.beambleu-lock`` beside it, holding the pid,
-    made whole and linked into place (so it appears with its pid, and only if absent). A lock of a
+    """Lock every local output for this process: ``.NAME.beambleu-lock`` beside it, holding its pid and start
+    time (``PID@START``), made whole and linked into place (so it appears with them, and only if absent). A lock of a
     dead process is taken over; one of a live process is :class:`OutputBusy`, naming the lock and
     that pid (the locks taken so far are released). Returns the locks, for :func:`release_locks`."""
     taken: List[str] = []
@@ -366,7 +415,7 @@ def _take_lock(t: Target) -> Optional[str]:
             os.makedirs(head)
             _made_dirs[path] = top
         with open(tmp, "x", encoding="ascii") as fh:
-            fh.write(f"{os.getpid()}\n")
+            fh.write(f"{_me()}\n")
     except OSError:  # no folder to lock in (its parent is a file, ...), a full disk: the run says why
         remove_tree(tmp)
         return None
@@ -379,10 +428,11 @@ def _take_lock(t: Target) -> Optional[str]:
                 pass
             except OSError:  # (a full disk)
                 return None
-            pid = _lock_pid(path)
-            if pid is None:
+            owner = _lock_owner(path)
+            if owner is None:
                 continue  # released meanwhile
-            if pid and _alive(pid) and pid != os.getpid():
+            pid, start = _parse_me(owner)
+            if pid and _alive(pid, start) and owner != _me():
                 raise OutputBusy(f"{t.path}: {t.flag} is being written by another beambleu run (pid {pid}; its lock "
                                  f"is {path}); run again when it has ended, or remove the lock if that process "
                                  "is not beambleu")
@@ -391,7 +441,7 @@ def _take_lock(t: Target) -> Optional[str]:
                 os.rename(path, stale)  # one taker wins; the others find the winner's lock
             except FileNotFoundError:
                 continue
-            if _lock_pid(stale) != pid:  # another taker's fresh lock: put it back, and look again
+            if _lock_owner(stale) != owner:  # another taker's fresh lock: put it back, and look again
                 try:
                     os.link(stale, path)
                 except FileExistsError:
@@ -406,7 +456,7 @@ def release_locks(locks: Sequence[str]) -> None:
     """Remove this process's locks (best effort, never raises)."""
     for path in locks:
         try:
-            if _lock_pid(path) == os.getpid():
+            if _lock_owner(path) == _me():
                 os.remove(path)
         except OSError:
             pass
@@ -439,11 +489,11 @@ def _write_synced(path: str, doc: Dict, exclusive: bool) -> None:
 def write_journals(entries: Sequence[Dict]) -> List[str]:
     """Before a commit's renames: the journal, one copy beside each local target, each listing every
     rename of the set (``staged``, ``target``, ``old``: where an earlier output at the target is
-    moved aside, or None) and the writing process (``pid``), in state ``renaming``. Until the copies
+    moved aside, or None) and the writing process (``pid``, and ``process``: ``PID@START``), in state ``renaming``. Until the copies
     are gone the set is not committed: :func:`recover_commit` undoes it (any copy ``renaming``) or
     finishes it (a copy ``committed``: :func:`mark_committed`). Returns the journals' paths."""
     paths = [journal_path(e["target"]) for e in entries]
-    doc = {"written_by": "beambleu", "pid": os.getpid(), "state": "renaming", "entries": list(entries),
+    doc = {"written_by": "beambleu", "pid": os.getpid(), "process": _me(), "state": "renaming", "entries": list(entries),
            "journals": paths}
     for path in paths:
         _write_synced(path, doc, exclusive=True)
@@ -507,7 +557,8 @@ def recover_commit(target: str) -> Optional[str]:
     if not os.path.lexists(path):
         return None
     docs = [d for d in (_read_journal(path),) if d]
-    if docs and docs[0].get("pid") != os.getpid() and _alive(int(docs[0].get("pid", 0) or 0)):
+    pid, start = _parse_me(str(docs[0].get("process", docs[0].get("pid", "")))) if docs else (0, None)
+    if pid and (pid, start) != _parse_me(_me()) and _alive(pid, start):
         return None  # being committed right now by that process
     journals = list(dict.fromkeys([path, *(j for d in docs for j in d.get("journals", []))]))
     docs = [d for d in (_read_journal(j) for j in journals) if d]

@@ -162,6 +162,35 @@ def test_stale_staging_of_a_killed_run_is_removed_by_the_next_run(tmp_path):
     assert sorted(os.listdir(tmp_path)) == [f".other.beambleu-tmp-{os.getpid()}-0123456789ab", "r.json", "sent"]
 
 
+def _started(pid):
+    """Process ``pid``'s start time, read here from /proc/PID/stat (field 22) for the test's own use."""
+    return int(Path(f"/proc/{pid}/stat").read_bytes().rpartition(b")")[2].split()[19])
+
+
+def test_a_reused_pid_is_not_taken_for_the_dead_run(tmp_path):
+    # A killed run's pid may belong to a new process by the time the next run looks (pids wrap): the
+    # staging paths and the lock name the process's start time too, and only that process keeps them.
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        real = f"{alive.pid}@{_started(alive.pid)}"
+        reused = f"{alive.pid}@{_started(alive.pid) - 1}"  # the same pid, started earlier: another process
+        (tmp_path / f".r.json.beambleu-tmp-{reused}-0123456789ab").write_text("")
+        (tmp_path / f".sent.beambleu-tmp-{reused}-0123456789ab").mkdir()
+        (tmp_path / f".other.beambleu-tmp-{real}-0123456789ab").write_text("")  # the live process's: kept
+        lock = tmp_path / ".r.json.beambleu-lock"
+        lock.write_text(f"{reused}\n")
+        rc, _, err = run_cli("--input", SHARDS, "--output", tmp_path / "r.json", "--sentence-output", tmp_path / "sent",
+                             "--progress", "off")
+        assert rc == 0, err
+        assert sorted(os.listdir(tmp_path)) == [f".other.beambleu-tmp-{real}-0123456789ab", "r.json", "sent"]
+        lock.write_text(f"{real}\n")  # the live process's own lock: refused
+        rc, _, err = run_cli("--input", SHARDS, "--output", tmp_path / "r.json", "--overwrite", "--progress", "off")
+        assert rc == 2 and f"(pid {alive.pid}; its lock is {lock})" in error_line(err)
+    finally:
+        alive.kill()
+        alive.wait()
+
+
 @pytest.fixture(scope="module")
 def slow_input(tmp_path_factory):
     """Shards big enough that a job with two worker processes runs for a few seconds."""
