@@ -21,10 +21,12 @@ which import Beam themselves.
 
 from __future__ import annotations
 
+import dis
+import os
 import sys
 from typing import Dict, Sequence, Tuple
 
-__all__ = ["AWS_MODULES", "GCP_MODULES", "MONGO_MODULES", "PANDAS_MODULES", "blocked_modules", "import_beam"]
+__all__ = ["AWS_MODULES", "ArrowWithoutPandas", "GCP_MODULES", "MONGO_MODULES", "PANDAS_MODULES", "blocked_modules", "import_beam"]
 
 #: Beam's ``dataframe`` extra: imported by ``apache_beam.typehints`` only to register converters
 PANDAS_MODULES = ("pandas",)
@@ -42,6 +44,8 @@ AWS_MODULES = ("boto3", "botocore")
 #: MongoDB's client, for Beam's MongoDB connector (optional there: it logs a warning and goes on),
 #: which ``beambleu run`` never uses
 MONGO_MODULES = ("bson", "pymongo")
+
+_IMPORT_NAME = dis.opmap["IMPORT_NAME"]
 
 
 def blocked_modules(argv: Sequence[str]) -> Tuple[str, ...]:
@@ -86,4 +90,65 @@ def import_beam(argv: Sequence[str]):
         for m in [m for m in sys.modules if m == "apache_beam" or m.startswith("apache_beam.")]:
             del sys.modules[m]  # (what the failed import left half made)
         import apache_beam
+    elif saved.get("pandas") is missing and not any(isinstance(f, ArrowWithoutPandas) for f in sys.meta_path):
+        sys.meta_path.insert(0, ArrowWithoutPandas())
     return apache_beam
+
+
+def _own_code() -> Tuple[str, ...]:
+    """The folders of beambleu's two packages (``beambleu``, ``bleu_core``), as paths' prefixes."""
+    import bleu_core
+
+    return tuple(os.path.dirname(os.path.abspath(f)) + os.sep
+                 for f in (os.path.dirname(os.path.abspath(__file__)), bleu_core.__file__))
+
+
+class ArrowWithoutPandas:
+    """An import finder for which pandas is not installed when pyarrow's compiled code asks for it
+    on behalf of beambleu's or Beam's own code, and only then.
+
+    pyarrow imports pandas from its C++ and Cython code the first time it converts an array to or
+    from numpy (``np.asarray(array)``, ``to_numpy()``, ``pa.array(ndarray)``: to know pandas' types),
+    and, when that import fails, tries again on the next conversion; it works the same without
+    pandas (a set-up it supports). In a ``beambleu run``, whose arrays are never pandas', that import
+    is 0.2-0.3 CPU-s, a quarter of a small run's CPU. Installed by :func:`import_beam` (the
+    ``beambleu`` command's own process only, and only if pandas was not imported already), this
+    finder raises ``ModuleNotFoundError`` for ``pandas`` when the import does not come from a Python
+    ``import`` statement or ``importlib`` (pyarrow's compiled code has no Python frame of its own:
+    the nearest one is the code that called pyarrow) and the nearest frame outside pyarrow's own
+    Python code is beambleu's or Beam's. Any other import of pandas works as usual: an ``import pandas`` anywhere, a
+    plugin metric's call to ``to_pandas()``; once pandas is imported this finder is not asked again.
+    When the frames cannot be read it lets the import through (as without it)."""
+
+    def __init__(self, own: Sequence[str] = ()):
+        #: prefixes of the paths of the code judged "own" (beambleu's packages; a test names others)
+        self.own = tuple(own) or _own_code()
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "pandas" or not _from_compiled_code_of(self.own):
+            return None
+        raise ModuleNotFoundError("No module named 'pandas' (for pyarrow's conversions in `beambleu run`)",
+                                  name=name)
+
+
+def _from_compiled_code_of(own: Tuple[str, ...]) -> bool:
+    try:
+        frame = sys._getframe(2)
+        while frame is not None and frame.f_code.co_filename.startswith("<frozen importlib"):
+            frame = frame.f_back
+        if frame is None:
+            return False
+        code = frame.f_code
+        where = os.path.abspath(code.co_filename)
+        if os.sep + "importlib" + os.sep in where:  # importlib.import_module, importlib.util.find_spec
+            return False
+        if code.co_code[frame.f_lasti] == _IMPORT_NAME:  # an ``import`` statement
+            return False
+        while frame is not None and f"{os.sep}pyarrow{os.sep}" in frame.f_code.co_filename:
+            frame = frame.f_back  # (pyarrow's Python code: judged by who called it)
+        if frame is None:
+            return False
+        where = os.path.abspath(frame.f_code.co_filename)
+        return where.startswith(own) or f"{os.sep}apache_beam{os.sep}" in where
+    except Exception:  # (an interpreter whose frames differ: as without this finder)
+        return False

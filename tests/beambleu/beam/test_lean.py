@@ -174,3 +174,66 @@ def test_import_beam_whole_when_beam_needs_them(tmp_path):
     outs = [subprocess.run([sys.executable, "-c", code, str(tmp_path / d)], capture_output=True, text=True,
                            cwd=REPO) for d in ("needs", "none")]
     assert [p.stdout for p in outs] == ["early early 42\n", "no Beam here\n"], [p.stderr for p in outs]
+
+
+# pyarrow's compiled code imports pandas on its first conversion to or from numpy; with the finder, that import
+# fails when the code that asked for the conversion is "own" code (in `beambleu run`: beambleu's and Beam's;
+# here a folder of the test's), and works for anyone else
+_ARROW = """
+import importlib.util, json, os, sys
+sys.path.insert(0, sys.argv[2])
+if sys.argv[1] == "finder":
+    from beambleu.beam.lean import ArrowWithoutPandas
+    sys.meta_path.insert(0, ArrowWithoutPandas([os.path.join(sys.argv[2], "own") + os.sep]))
+from own import conv
+report = {"own": conv.to_numpy_and_back(), "after_own_code": "pandas" in sys.modules}
+report["spec"] = importlib.util.find_spec("pandas") is not None
+import plugin  # a module of someone else's, which converts a table to pandas without importing pandas itself
+report["plugin"] = plugin.frame_type()
+report["after_plugin"] = "pandas" in sys.modules
+import pandas
+report["statement"] = pandas.__name__
+print(json.dumps(report))
+"""
+
+
+@pytest.mark.skipif(not _installed("pandas"), reason="pandas is not installed: nothing to keep out")
+@pytest.mark.parametrize("how", ["finder", "without"])
+def test_arrow_conversions_without_pandas(tmp_path, how):
+    """With the finder, the own code's conversions (a list to Arrow, to numpy, a list array's parent indices:
+    [0, 0, 2, 2, 2] by hand) leave pandas unimported; ``importlib.util.find_spec`` still finds it; a plugin's
+    ``to_pandas()`` gets a pandas DataFrame; an ``import pandas`` statement works. Without it (the control), the
+    same conversions import pandas, which shows the test sees that import."""
+    (tmp_path / "own").mkdir()
+    (tmp_path / "own" / "__init__.py").write_text("")
+    (tmp_path / "own" / "conv.py").write_text(
+        "import numpy as np\nimport pyarrow as pa\nimport pyarrow.compute as pc\n\n\ndef to_numpy_and_back():\n"
+        "    refs = pa.array([['a', 'b'], [], ['c', 'd', 'e']])\n"
+        "    return np.asarray(pa.array(np.asarray(pc.list_parent_indices(refs)))).tolist()\n")
+    (tmp_path / "plugin.py").write_text("def frame_type():\n    import pyarrow as pa\n"
+                                        "    return type(pa.table({'a': [1, 2]}).to_pandas()).__name__\n")
+    proc = subprocess.run([sys.executable, "-c", _ARROW, how, str(tmp_path)], capture_output=True, text=True,
+                          cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert report["own"] == [0, 0, 2, 2, 2]
+    assert report["after_own_code"] is (how == "without")
+    assert report["spec"] and report["plugin"] == "DataFrame" and report["after_plugin"]
+    assert report["statement"] == "pandas"
+
+
+def test_run_command_leaves_pandas_out(tmp_path):
+    """The `beambleu` command itself (``main()`` without arguments, as the console script calls it) runs the
+    sample without importing pandas, and writes what a run inside a program writes (``main([...])``, where
+    Beam is imported whole and pandas with it)."""
+    code = ("import sys, json\nfrom beambleu.cli import main\nsys.argv = ['beambleu', *sys.argv[1:]]\n"
+            "try:\n    rc = main()\nexcept SystemExit as exc:\n    rc = exc.code\n"
+            "sys.stdout.flush()\nprint(json.dumps({'rc': rc, 'pandas': 'pandas' in sys.modules}))")
+    args = ["run", "--input", str(SAMPLE / "shards" / "*.parquet"), "--group-by", "system", "--progress", "off"]
+    proc = subprocess.run([sys.executable, "-c", code, *args, "--output", str(tmp_path / "lean.json")],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == {"rc": 0, "pandas": False}, proc.stderr
+    whole = subprocess.run([sys.executable, "-c", _RUN, "whole", *args, "--output", str(tmp_path / "whole.json")],
+                           capture_output=True, text=True, cwd=tmp_path)
+    assert whole.returncode == 0, whole.stderr
+    assert (tmp_path / "lean.json").read_bytes() == (tmp_path / "whole.json").read_bytes()
