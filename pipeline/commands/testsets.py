@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import itertools
-import logging
 import os
 import re
 import sys
@@ -125,22 +124,25 @@ def cache_dirs(args) -> List[str]:
     return [os.path.join(_cache_dir(), ts) for ts in args.test_set.split(",")]
 
 
-class _Held(logging.Handler):
-    """Collects the warnings and errors sacrebleu logs while its registry runs."""
+def _held(messages: List[str]):
+    """A logging handler that collects the warnings and errors sacrebleu logs while its registry
+    runs (``logging`` is imported here, with the registry: ``score`` on files never needs it)."""
+    import logging
 
-    def __init__(self, messages: List[str]):
-        super().__init__(logging.WARNING)
-        self.messages = messages
+    class Held(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            messages.append(" ".join(record.getMessage().split()))
 
-    def emit(self, record: logging.LogRecord) -> None:
-        self.messages.append(" ".join(record.getMessage().split()))
+    return Held(logging.WARNING)
 
 
 @contextlib.contextmanager
 def _held_log(messages: List[str]):
+    import logging
+
     logger = logging.getLogger("sacrebleu")
     saved = logger.handlers[:], logger.propagate
-    logger.handlers, logger.propagate = [_Held(messages)], False
+    logger.handlers, logger.propagate = [_held(messages)], False
     try:
         yield
     finally:
