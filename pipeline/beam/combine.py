@@ -11,14 +11,16 @@ from __future__ import annotations
 from typing import List, Optional, Sequence
 
 import apache_beam as beam
+from apache_beam.metrics import Metrics
 
 from ..groups.grouptable import GroupTable, merge, restore
 from ..groups.results import as_metric_set
-from ..io.inputs import InputSpec
+from ..io.inputs import InputSpec, WorkItem, read_batches
 from ..io.keep import Keep
-from .count import BatchToStats, StatsConfig
+from .count import NAMESPACE, BatchToStats, StatsConfig
 
-__all__ = ["ComputeBleu", "ComputeMetrics", "GroupTableAccumulator", "GroupTableCombineFn"]
+__all__ = ["ComputeBleu", "ComputeMetrics", "GroupTableAccumulator", "GroupTableCombineFn", "ReadAndCount",
+           "ReadComputeMetrics"]
 
 class GroupTableAccumulator:
     """A compacted table and the tables added since (at most a byte budget of them).
@@ -142,18 +144,69 @@ class ComputeMetrics(beam.PTransform):
                                   "system" if spec.wide else system_column, randomization, metrics.resources(),
                                   tuple(carry), tuple(keep))
 
+    def _count(self, batches):
+        return batches | "BatchToStats" >> beam.ParDo(BatchToStats(self.config))
+
     def expand(self, batches):
-        fn = BatchToStats(self.config)
         combine = GroupTableCombineFn()
         if self.config.sentence_dir is None:
-            partial = batches | "BatchToStats" >> beam.ParDo(fn)
-            return partial | "Combine" >> beam.CombinePerKey(combine)
+            return self._count(batches) | "Combine" >> beam.CombinePerKey(combine)
         # one output split by Filter rather than a tagged output: Beam's DaskRunner hands every
         # consumer of a multi-output step all of its outputs
-        outs = batches | "BatchToStats" >> beam.ParDo(fn)
+        outs = self._count(batches)
         stats = outs | "Stats" >> beam.Filter(_is_not_part) | "Combine" >> beam.CombinePerKey(combine)
         parts = outs | "Parts" >> beam.Filter(_is_part) | "PartPaths" >> beam.Map(_second)
         return {"stats": stats, "sentence_parts": parts}
+
+
+class ReadAndCount(BatchToStats):
+    """A planned work item (a Parquet row group, a whole text file) -> what :class:`BatchToStats`
+    yields for each of its batches, read and counted in one step, the accumulators of the item's
+    batches summed per (grouping set, shard) before they leave it (the per-pair parts of
+    ``--sentence-output`` leave as each batch is written).
+
+    The batches never leave the step, so no runner holds or moves them between a read step and a
+    count step: Beam's DaskRunner builds each partition's whole output as a list (every batch of
+    the partition at once), and a portable runner's stages exchange elements through the data
+    plane. Every error is :class:`BatchToStats`' (file, row, column), raised on the same batch;
+    the counters are its own and :class:`~.read.ReadRowGroups`' (``row_groups``)."""
+
+    def __init__(self, config: StatsConfig, columns: Sequence[str], batch_size: int):
+        super().__init__(config)
+        self.columns, self.batch_size = list(columns), batch_size
+
+    def setup(self):
+        super().setup()
+        self.row_groups = Metrics.counter(NAMESPACE, "row_groups")
+        self.combine = GroupTableCombineFn()
+
+    def process(self, item: WorkItem):
+        accumulators = {}
+        for first_row, batch in read_batches(item, self.columns, self.batch_size):
+            for key, value in super().process((item.path, first_row, batch)):
+                if key == self.SENTENCE_PARTS:
+                    yield key, value
+                    continue
+                acc = accumulators.get(key)
+                if acc is None:
+                    acc = accumulators[key] = self.combine.create_accumulator()
+                self.combine.add_input(acc, value)
+        self.row_groups.inc()
+        for key, acc in accumulators.items():
+            yield key, self.combine.extract_output(acc)
+
+
+class ReadComputeMetrics(ComputeMetrics):
+    """:class:`ComputeMetrics` of planned work items (:func:`beambleu.io.inputs.plan`), each read and
+    counted in one step (:class:`ReadAndCount`): the same output as ``ReadPairs | ComputeMetrics``
+    for the same items. ``columns`` and ``batch_size`` are :class:`~.read.ReadPairs`'."""
+
+    def __init__(self, columns: Sequence[str], batch_size: int, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.columns, self.batch_size = list(columns), batch_size
+
+    def _count(self, items):
+        return items | "ReadAndCount" >> beam.ParDo(ReadAndCount(self.config, self.columns, self.batch_size))
 
 
 #: the name of :class:`ComputeMetrics` in beambleu's first releases (BLEU only)

@@ -14,9 +14,9 @@ from ..groups.results import Significance, TableLayout
 from ..io.inputs import InputSpec, Plan
 from ..io.keep import Keep
 from ..io.outputs import Finalize, OutputConfig
-from .combine import ComputeMetrics
+from .combine import ComputeMetrics, ReadComputeMetrics
 from .pairing import CheckSegments
-from .read import ReadPairs
+from .read import ReadPairs, spread_items
 from .score import ScoreShards
 
 __all__ = ["ScoreJob"]
@@ -47,19 +47,23 @@ class ScoreJob(beam.PTransform):
     def expand(self, pbegin):
         spec, sig, out_cfg = self.spec, self.sig, self.out_cfg
         columns = list(dict.fromkeys([*spec.columns, *self.carry]))
-        batches = pbegin | "ReadPairs" >> ReadPairs(self.plan.items, columns, self.batch_size,
-                                                    self.plan.total_rows, self.progress)
-        computed = batches | "ComputeMetrics" >> ComputeMetrics(self.metrics, spec, self.null_candidate,
-                                                                out_cfg.sentence_tmp, sig.n_boot, sig.seed,
-                                                                sig.system_column, not sig.intervals,
-                                                                self.carry, self.keep)
+        args = (self.metrics, spec, self.null_candidate, out_cfg.sentence_tmp, sig.n_boot, sig.seed,
+                sig.system_column, not sig.intervals, self.carry, self.keep)
+        check_segments = sig.paired and not spec.wide
+        if check_segments:  # the batches have a second consumer
+            batches = pbegin | "ReadPairs" >> ReadPairs(self.plan.items, columns, self.batch_size,
+                                                        self.plan.total_rows, self.progress)
+            computed = batches | "ComputeMetrics" >> ComputeMetrics(*args)
+        else:  # read and count in one step: no runner holds or moves the batches (ReadAndCount)
+            computed = (spread_items(pbegin, self.plan.items)
+                        | "ComputeMetrics" >> ReadComputeMetrics(columns, self.batch_size, *args))
         stats = computed["stats"] if out_cfg.sentence_tmp else computed
         scored = stats | "ScoreShards" >> beam.ParDo(ScoreShards(self.metrics, spec, sig, self.layout,
                                                                  out_cfg.parts_tmp))
         branches = [scored]
         if out_cfg.sentence_tmp:
             branches.append(computed["sentence_parts"] | "PartPaths" >> beam.Map(_sentence_part))
-        if sig.paired and not spec.wide:  # are the tests paired: every system on the baseline's segments, once
+        if check_segments:  # are the tests paired: every system on the baseline's segments, once
             branches.append(batches | "CheckSegments" >> CheckSegments(spec, sig.system_column))
         if len(branches) > 1:
             scored = tuple(branches) | "Flatten" >> beam.Flatten()

@@ -14,7 +14,7 @@ from ..io.inputs import WorkItem, read_batches
 from .coders import BatchTriple
 from .count import NAMESPACE
 
-__all__ = ["ReadPairs", "ReadRowGroups"]
+__all__ = ["ReadPairs", "ReadRowGroups", "spread_items"]
 
 
 class ReadRowGroups(beam.DoFn):
@@ -33,6 +33,13 @@ class ReadRowGroups(beam.DoFn):
         self.row_groups.inc()
 
 
+def spread_items(pbegin, items: List[WorkItem]):
+    """PBegin -> the planned work items, reshuffled so that the runner spreads them over its workers."""
+    return (pbegin
+            | "WorkItems" >> beam.Create(items, reshuffle=False)
+            | "Spread" >> beam.Reshuffle())
+
+
 class ReadPairs(beam.PTransform):
     """A planned input -> (source, first_row, RecordBatch), coded by :class:`~.coders.BatchTripleCoder`
     (sized by its Arrow buffers, not pickled for Beam's byte counters)."""
@@ -44,8 +51,6 @@ class ReadPairs(beam.PTransform):
         self.total_rows, self.progress = total_rows, progress
 
     def expand(self, pbegin):
-        return (pbegin
-                | "WorkItems" >> beam.Create(self.items, reshuffle=False)
-                | "Spread" >> beam.Reshuffle()
+        return (spread_items(pbegin, self.items)
                 | "ReadRowGroups" >> beam.ParDo(ReadRowGroups(self.columns, self.batch_size, self.total_rows,
                                                               self.progress)).with_output_types(BatchTriple))
