@@ -34,15 +34,18 @@
  *   - the Unicode classes that depend on a library (zh ranges as sacrebleu's
  *     string comparisons evaluate them; \p{N}, \p{P}, \p{S} of the `regex`
  *     module) arrive as a flag table computed in Python from that library;
- *   - n-grams are compared exactly (token ids, then id sequences); hashes only
- *     pick the bucket, so collisions cannot change a count; unigrams of the
- *     candidate's interned ids are counted in arrays indexed by id; stats's rows
+ *   - each token is interned as the scan that splits it ends it (put_token: the
+ *     candidate's tokens get ids 0.., the references' are looked up), compared
+ *     by its bytes; n-grams are compared exactly (token ids, then id
+ *     sequences); hashes only pick the bucket, so collisions cannot change a
+ *     count; unigrams of the candidate's ids are counted in arrays indexed by id; stats's rows
  *     of order <= 4 with fewer than 65,536 distinct candidate tokens pack each
  *     n-gram's dense ids into one 64-bit key (16 bits an id), compared as one
  *     integer, and count the clipped matches as the references are read;
  *   - 13a and intl without lowercase validate UTF-8 in the scan that splits the
- *     text (each multi-byte character is decoded as it is met; whitespace is
- *     a bitmap of the BMP made from Py_UNICODE_ISSPACE), and splits before its
+ *     text (each multi-byte character is decoded as it is met, or, in 13a, checked
+ *     by one masked word when its lead byte starts no whitespace; whitespace is
+ *     a bitmap of the BMP made from Py_UNICODE_ISSPACE), and 13a splits before its
  *     rewrites, which only text with '<', '&' or a newline needs: that text is
  *     split again after them (segment_tokens);
  *   - clipping uses the maximum count in any single reference and r is the
@@ -127,10 +130,15 @@ typedef struct {
     uint8_t intl_plain[256]; /* intl: the ASCII bytes (NUL excepted) with no flag and no whitespace */
     Buf a, b, lower;      /* scratch for the tokenizer passes */
     Buf arena;            /* final text of every segment of the current pair */
-    IBuf tok_start, tok_len; /* token spans (offsets into arena) of the pair */
-    uint64_t *tok_hash; Py_ssize_t tok_hash_cap; /* hash_bytes of each token, set as it is split */
-    /* token interning: open addressing, keys are arena spans */
-    int32_t *tk_slot; uint64_t *tk_hash; Py_ssize_t tk_cap, tk_mask;
+    /* tokens are interned as they are split (put_token): open addressing over tk[0..tk_mask], an
+       entry per distinct token (the high half of its hash, its id, its span in the arena; id -1:
+       empty), tk_used[id] its position; tk_n ids given so far (0..tk_n-1, in order of first
+       occurrence). tk_insert: a token not met yet gets the next id (the candidate; stats_many's
+       references); otherwise it gets -1 (looked up). Each token's id is appended to *tk_ids. */
+    struct tk { uint32_t tag; int32_t id, start, len; } *tk;
+    int32_t *tk_used; Py_ssize_t tk_cap, tk_mask, tk_n;
+    int tk_insert;
+    IBuf *tk_ids;
     IBuf hyp_ids, ref_ids;
     IBuf touched; /* stats_many: the table entries a candidate found */
     /* n-gram table */
@@ -143,7 +151,7 @@ typedef struct {
        entry is in use when its gen is the row's (nothing to clear between rows) */
     struct pk { uint64_t key; uint32_t gen; int32_t hyp, rmax, rcur, rseen; } *pk;
     Py_ssize_t pk_cap, pk_mask; uint32_t pk_gen; int packed;
-    /* unigrams when the hypothesis ids are dense (0..n_uniq-1, as intern_hyp numbers them): per id,
+    /* unigrams when the hypothesis ids are dense (0..n_uniq-1, as put_token numbers them): per id,
        its count in the hypothesis, the highest in one reference, the count in reference u_rseen */
     int dense;
     int32_t *u_hyp, *u_rmax, *u_rcur, *u_rseen; Py_ssize_t u_cap, n_uniq;
@@ -156,8 +164,7 @@ typedef struct {
 
 static void k_free(K *k) {
     free(k->a.p); free(k->b.p); free(k->lower.p); free(k->arena.p);
-    free(k->tok_start.p); free(k->tok_len.p); free(k->tok_hash);
-    free(k->tk_slot); free(k->tk_hash);
+    free(k->tk); free(k->tk_used);
     free(k->hyp_ids.p); free(k->ref_ids.p); free(k->touched.p);
     free(k->ng); free(k->ng_used); free(k->pk);
     free(k->u_hyp); free(k->u_rmax); free(k->u_rcur); free(k->u_rseen);
@@ -219,7 +226,8 @@ static int contains(const uint8_t *s, Py_ssize_t n, const char *pat) {
  * characters (the F_ZH flag) before the regexes; 13a isolates nothing else. */
 
 /* byte classes of split_regexp; 0: a byte of a token (letters, digits, ...) */
-enum { C_SPACE = 1, C_PUNCT = 2, C_DOT = 4, C_DASH = 8, C_HIGH = 16, C_NUL = 32 };
+enum { C_SPACE = 1, C_PUNCT = 2, C_DOT = 4, C_DASH = 8, C_HIGH = 16, C_NUL = 32,
+       C_REWRITE = 64 /* beside C_SPACE or C_PUNCT: '\n', '<' and '&', which 13a's rewrites look for */ };
 
 static const uint8_t *byte_classes(void) {
     static uint8_t t[256];
@@ -237,6 +245,7 @@ static const uint8_t *byte_classes(void) {
             if (_Py_ascii_whitespace[c]) t[c] = C_SPACE;
         for (int c = 0x80; c < 256; c++) t[c] = C_HIGH;    /* a multi-byte character */
         t[0] = C_NUL; /* a byte of a token too, but it also ends the text (see split_regexp) */
+        t['\n'] |= C_REWRITE; t['<'] |= C_REWRITE; t['&'] |= C_REWRITE;
         init = 1;
     }
     return t;
@@ -259,6 +268,49 @@ static void space_bitmap(void) {
 
 static inline int is_space_fast(uint32_t c) {
     return c < 0x10000 ? (int)((space_bmp[c >> 6] >> (c & 63)) & 1) : is_space(c);
+}
+
+/* 13a's fast path through a multi-byte character (split_regexp, token_run): per lead byte, a mask
+   and a value that the character's first four bytes (one little-endian word) match exactly when
+   they are one valid character (continuation bytes; the narrower second byte of E0, ED and F4),
+   for the lead bytes none of whose code points is whitespace: such a character is u8_len bytes of
+   its token. The lead bytes of whitespace (C2, E1, E2, E3: U+0085, U+00A0, U+1680, U+2000..,
+   U+3000), F0 (second byte 90..BF), invalid lead bytes and ASCII have mask 0 and value 1, which
+   nothing matches: they take u8dec_hi's path. Made from space_bmp when the module is initialised
+   (u8_fast_table). */
+static uint32_t u8_mask[256], u8_val[256];
+static uint8_t u8_len[256];
+
+static void u8_fast_table(void) {
+    for (int c = 0; c < 256; c++) {
+        uint32_t lo, hi, m, v; /* the code points of lead c, the mask and value of its bytes */
+        int l;
+        if (c >= 0xC2 && c <= 0xDF) { l = 2; lo = (uint32_t)(c & 0x1F) << 6; hi = lo + 0x3F; m = 0xC000; v = 0x8000; }
+        else if (c >= 0xE0 && c <= 0xEF) {
+            l = 3; lo = (uint32_t)(c & 0x0F) << 12; hi = lo + 0xFFF; m = 0xC0C000; v = 0x808000;
+            if (c == 0xE0) { lo = 0x800; m = 0xC0E000; v = 0x80A000; }        /* second byte A0..BF */
+            if (c == 0xED) { hi = 0xD7FF; m = 0xC0E000; v = 0x808000; }       /* 80..9F: no surrogate */
+        } else if (c >= 0xF1 && c <= 0xF4) {
+            l = 4; lo = 0x10000; hi = 0; m = 0xC0C0C000; v = 0x80808000;      /* above the BMP: no whitespace */
+            if (c == 0xF4) { m = 0xC0C0F000; v = 0x80808000; }                /* 80..8F: at most U+10FFFF */
+        } else {
+            u8_mask[c] = 0; u8_val[c] = 1; u8_len[c] = 1;
+            continue;
+        }
+        int spaces = 0;
+        for (uint32_t cp = lo; cp <= hi && cp < 0x10000; cp++) spaces |= is_space_fast(cp);
+        u8_mask[c] = spaces ? 0 : m | 0xFF;
+        u8_val[c] = spaces ? 1 : v | (uint32_t)c;
+        u8_len[c] = (uint8_t)l;
+    }
+}
+
+/* Whether t[i] starts a multi-byte character of u8_fast_table's (t is followed by a NUL, and by
+   eight spare bytes in all, so the four bytes read are there). */
+static inline int u8_fast(const uint8_t *t, Py_ssize_t i) {
+    uint32_t w;
+    memcpy(&w, t + i, 4);
+    return (w & u8_mask[t[i]]) == u8_val[t[i]];
 }
 
 /* The multi-byte character starting at s[0] (>= 0x80) of text followed by a NUL (the arena's
@@ -295,12 +347,59 @@ static inline int u8next(const uint8_t *t, Py_ssize_t i, int check, uint32_t *cp
 }
 
 static inline uint64_t hash_bytes(const uint8_t *s, Py_ssize_t n);
+static inline int same_token(const uint8_t *a, const uint8_t *b, int32_t l);
 
-/* Append the token arena[start..start+len) to the pair's token list, with its hash. */
-static inline void put_token(K *k, Py_ssize_t start, Py_ssize_t len) {
-    k->tok_hash[k->tok_start.len] = hash_bytes(k->arena.p + start, len);
-    k->tok_start.p[k->tok_start.len++] = (int32_t)start;
-    k->tok_len.p[k->tok_len.len++] = (int32_t)len;
+/* What put_token needs of K, held in a split's locals (put_token's stores through K's pointers
+   would otherwise have K's fields reloaded after each one): sink_open takes it from K, sink_close
+   gives back the ids' and the table's new lengths. */
+typedef struct {
+    const uint8_t *arena;
+    struct tk *tab;
+    int32_t *used, *ids; /* ids: where the next id goes */
+    Py_ssize_t mask;
+    int32_t next; /* the next new id */
+    int insert;
+} Sink;
+
+static inline Sink sink_open(const K *k) {
+    Sink o = {k->arena.p, k->tk, k->tk_used, k->tk_ids->p + k->tk_ids->len, k->tk_mask, (int32_t)k->tk_n,
+              k->tk_insert};
+    return o;
+}
+
+/* Close o: returns the number of ids it appended. */
+static inline Py_ssize_t sink_close(K *k, const Sink *o) {
+    Py_ssize_t n = o->ids - (k->tk_ids->p + k->tk_ids->len);
+    k->tk_ids->len += n;
+    k->tk_n = o->next;
+    return n;
+}
+
+/* The token arena[start..start+len) interned (insert) or looked up, as it is split: its id
+   appended to the sink's ids (room made by split_tokens, and in the table by tk_room). Tokens are
+   compared by their bytes; the hash only picks the bucket and filters. */
+static inline void put_token(Sink *o, Py_ssize_t start, Py_ssize_t len) {
+    const uint8_t *s = o->arena + start;
+    uint64_t h = hash_bytes(s, len);
+    uint32_t tag = (uint32_t)(h >> 32);
+    Py_ssize_t m = o->mask, pos = (Py_ssize_t)(h & (uint64_t)m);
+    int32_t id;
+    for (;;) {
+        struct tk *e = &o->tab[pos];
+        if (e->id < 0) {
+            if (!o->insert) { id = -1; break; }
+            id = o->next++;
+            e->tag = tag; e->id = id; e->start = (int32_t)start; e->len = (int32_t)len;
+            o->used[id] = (int32_t)pos;
+            break;
+        }
+        if (e->tag == tag && e->len == len && same_token(o->arena + e->start, s, (int32_t)len)) {
+            id = e->id;
+            break;
+        }
+        pos = (pos + 1) & m;
+    }
+    *o->ids++ = id;
 }
 
 /* split_regexp: the end of the run of token characters from t[i] on: ASCII token bytes (class 0)
@@ -310,9 +409,18 @@ static inline void put_token(K *k, Py_ssize_t start, Py_ssize_t len) {
 static inline Py_ssize_t token_run(const K *k, const uint8_t *cls, const uint8_t *t, Py_ssize_t i, int zh,
                                    int check) {
     for (;;) {
-        uint8_t c = t[i];
-        if (!cls[c]) { i++; continue; }
+        const uint8_t *p = t + i;
+        for (;;) { /* ASCII token bytes, four at a time: the loop the text spends most in */
+            if (cls[p[0]]) break;
+            if (cls[p[1]]) { p += 1; break; }
+            if (cls[p[2]]) { p += 2; break; }
+            if (cls[p[3]]) { p += 3; break; }
+            p += 4;
+        }
+        i = p - t;
+        uint8_t c = *p;
         if (!(cls[c] & C_HIGH)) return i;
+        if (!zh && u8_fast(t, i)) { i += u8_len[c]; continue; }
         uint32_t cp;
         int l = u8next(t, i, check, &cp);
         if (!l || is_space_fast(cp) || (zh && (k->flags[cp] & F_ZH))) return i;
@@ -322,19 +430,15 @@ static inline Py_ssize_t token_run(const K *k, const uint8_t *cls, const uint8_t
 
 /* The tokens of t[0..n) (at arena offset base) as 13a (pad) or zh (zh) leave them; returns
  * their number, or -1 if check and the text is not valid UTF-8 (the multi-byte characters are
- * decoded as they are met, so that validating costs no pass of its own). The token lists have
- * room for n + 1 more. */
+ * decoded as they are met, so that validating costs no pass of its own). Each token is interned
+ * as it ends (put_token); the ids have room for n + 1 more. */
 static Py_ssize_t split_regexp(K *k, const uint8_t *t, Py_ssize_t n, Py_ssize_t base, int pad, int zh, int check) {
     const uint8_t *cls = byte_classes();
     Py_ssize_t st = -1, i = 0;
     int m2prev = 0; /* t[i-1] is a '.'/',' matched by regex 2 */
-    int rewrites = 0; /* (check) a '<', '&' or newline met: k->rewrites */
-    /* the token lists in locals (put_token's stores through them would have K's fields reloaded) */
-    int32_t *ts = k->tok_start.p + k->tok_start.len, *tl = k->tok_len.p + k->tok_len.len, *ts0 = ts;
-    uint64_t *th = k->tok_hash + k->tok_start.len;
-    const uint8_t *arena = k->arena.p;
-#define PUT_TOKEN(start, len) do { *th++ = hash_bytes(arena + (start), (len)); *ts++ = (int32_t)(start); \
-                                   *tl++ = (int32_t)(len); } while (0)
+    int rewrites = 0; /* (check) C_REWRITE: a '<', '&' or newline met (k->rewrites) */
+    Sink o = sink_open(k);
+#define PUT_TOKEN(start, len) put_token(&o, (start), (len))
 #define END_TOKEN() do { if (st >= 0) { PUT_TOKEN(base + st, i - st); st = -1; } } while (0)
     while (i < n) {
         uint8_t f = cls[t[i]];
@@ -347,12 +451,18 @@ static Py_ssize_t split_regexp(K *k, const uint8_t *t, Py_ssize_t n, Py_ssize_t 
         } else if (f & C_SPACE) {
             END_TOKEN();
             m2prev = 0;
-            rewrites |= t[i] == '\n';
+            rewrites |= f; /* C_REWRITE for a newline */
             i++;
         } else if (f & C_HIGH) {
+            if (!zh && u8_fast(t, i)) {
+                if (st < 0) st = i;
+                i = token_run(k, cls, t, i + u8_len[t[i]], zh, check);
+                m2prev = 0;
+                continue;
+            }
             uint32_t cp;
             int l = u8next(t, i, check, &cp);
-            if (!l) return -1; /* the token lists' lengths unchanged */
+            if (!l) { sink_close(k, &o); return -1; } /* the table's entries stay accounted for */
             m2prev = 0;
             if (is_space_fast(cp)) END_TOKEN();
             else if (zh && (k->flags[cp] & F_ZH)) { END_TOKEN(); PUT_TOKEN(base + i, l); }
@@ -366,7 +476,7 @@ static Py_ssize_t split_regexp(K *k, const uint8_t *t, Py_ssize_t n, Py_ssize_t 
             int iso = 0, m2 = 0;
             if (f & C_PUNCT) {
                 iso = 1;
-                rewrites |= t[i] == '<' || t[i] == '&';
+                rewrites |= f; /* C_REWRITE for '<' and '&' */
             }
             else if (f & C_DOT) {
                 m2 = (i > 0 ? !is_digit(t[i - 1]) : pad) && !m2prev;
@@ -381,10 +491,8 @@ static Py_ssize_t split_regexp(K *k, const uint8_t *t, Py_ssize_t n, Py_ssize_t 
     END_TOKEN();
 #undef END_TOKEN
 #undef PUT_TOKEN
-    if (check) k->rewrites = rewrites;
-    k->tok_start.len += ts - ts0;
-    k->tok_len.len += ts - ts0;
-    return ts - ts0;
+    if (check) k->rewrites = (rewrites & C_REWRITE) != 0;
+    return sink_close(k, &o);
 }
 
 /* intl: sacrebleu's three regexes and its final split in one scan.
@@ -404,21 +512,17 @@ static Py_ssize_t split_regexp(K *k, const uint8_t *t, Py_ssize_t n, Py_ssize_t 
  *   - regex 3: every S character is its own token.
  * Whitespace is a character to the regexes (with its flags) and a gap to the split. The text is
  * validated as it is decoded (check: normalise left it unchecked). The tokens of t[0..n) (at arena
- * offset base) go to the token lists (room for n + 1 more); returns their number, or -1 if check
- * and the text is not valid UTF-8. */
+ * offset base) are interned as they end (put_token; room for n + 1 ids); returns their number, or
+ * -1 if check and the text is not valid UTF-8. */
 static Py_ssize_t split_intl(K *k, const uint8_t *t, Py_ssize_t n, Py_ssize_t base, int check) {
     const uint8_t *fl = k->flags;
     const uint8_t *plain = k->intl_plain; /* plain ASCII (no flag, no whitespace), NUL excepted */
-    int32_t *ts = k->tok_start.p + k->tok_start.len, *tl = k->tok_len.p + k->tok_len.len, *ts0 = ts;
-    uint64_t *th = k->tok_hash + k->tok_start.len;
-    const uint8_t *arena = k->arena.p;
+    Sink o = sink_open(k);
     Py_ssize_t st = -1;                /* the token being built starts at t[st] (-1: none) */
     Py_ssize_t ps = -1, pe = 0;        /* the pending character is t[ps..pe) (ps < 0: none yet) */
     int p_ws = 0, p_gb = 0, p_ga = 0;  /* it is whitespace; a gap before it; a gap after it */
     int p1 = 0, p2 = 0;                /* regex 1's and regex 2's state (above) */
-#define END_TOKEN(end) do { if (st >= 0) { *th++ = hash_bytes(arena + base + st, (end) - st);         \
-                                           *ts++ = (int32_t)(base + st); *tl++ = (int32_t)((end) - st); \
-                                           st = -1; } } while (0)
+#define END_TOKEN(end) do { if (st >= 0) { put_token(&o, base + st, (end) - st); st = -1; } } while (0)
     Py_ssize_t i = 0;
     while (i < n) {
         uint8_t c = t[i];
@@ -427,7 +531,7 @@ static Py_ssize_t split_intl(K *k, const uint8_t *t, Py_ssize_t n, Py_ssize_t ba
         if (c < 0x80) {
             cp = c; l = 1; ws = _Py_ascii_whitespace[c];
         } else {
-            if (!(l = u8next(t, i, check, &cp))) return -1; /* the token lists' lengths unchanged */
+            if (!(l = u8next(t, i, check, &cp))) { sink_close(k, &o); return -1; } /* (as split_regexp) */
             ws = is_space_fast(cp);
         }
         uint8_t f = fl[cp];
@@ -476,9 +580,7 @@ static Py_ssize_t split_intl(K *k, const uint8_t *t, Py_ssize_t n, Py_ssize_t ba
         END_TOKEN(pe);
     }
 #undef END_TOKEN
-    k->tok_start.len += ts - ts0;
-    k->tok_len.len += ts - ts0;
-    return ts - ts0;
+    return sink_close(k, &o);
 }
 
 /* ------------------------------------------------------ segment processing */
@@ -635,18 +737,20 @@ static int rewrite(K *k, const uint8_t **ps, Py_ssize_t *pn) {
 /* char: every code point but whitespace is a token. The tokens of t[0..n) (at arena offset
  * base); returns their number. */
 static Py_ssize_t split_chars(K *k, const uint8_t *t, Py_ssize_t n, Py_ssize_t base) {
-    Py_ssize_t ntok = 0, i = 0;
+    Sink o = sink_open(k);
+    Py_ssize_t i = 0;
     while (i < n) {
         int l = u8len(t[i]);
-        if (!is_space_fast(u8cp(t, i, l))) { put_token(k, base + i, l); ntok++; }
+        if (!is_space_fast(u8cp(t, i, l))) put_token(&o, base + i, l);
         i += l;
     }
-    return ntok;
+    return sink_close(k, &o);
 }
 
 /* none: str.split(). The tokens of t[0..n) (at arena offset base); returns their number. */
 static Py_ssize_t split_space(K *k, const uint8_t *t, Py_ssize_t n, Py_ssize_t base) {
-    Py_ssize_t ntok = 0, i = 0;
+    Sink o = sink_open(k);
+    Py_ssize_t i = 0;
     while (i < n) {
         uint8_t c = t[i];
         if (c < 0x80) {
@@ -667,15 +771,17 @@ static Py_ssize_t split_space(K *k, const uint8_t *t, Py_ssize_t n, Py_ssize_t b
                 i += l;
             }
         }
-        put_token(k, base + st, i - st);
-        ntok++;
+        put_token(&o, base + st, i - st);
     }
-    return ntok;
+    return sink_close(k, &o);
 }
 
+static int tk_room(K *k, Py_ssize_t n);
+static Py_ssize_t pow2_at_least(Py_ssize_t n);
+
 /* Copy the rewritten text s[0..n) into the arena (8 spare bytes for hash_bytes; token spans are
- * int32), split it and append its tokens (spans into the arena, and their hashes) to the pair's
- * token list. Returns the number of tokens, or a status < 0. */
+ * int32), split it and append its tokens' ids to *k->tk_ids (put_token). Returns the number of
+ * tokens, or a status < 0. */
 static Py_ssize_t split_tokens(K *k, const uint8_t *s, Py_ssize_t n) {
     Py_ssize_t base = k->arena.len;
     if (n > (Py_ssize_t)INT32_MAX - 8 - base)
@@ -685,13 +791,8 @@ static Py_ssize_t split_tokens(K *k, const uint8_t *s, Py_ssize_t n) {
     memset(k->arena.p + k->arena.len, 0, 8);
     const uint8_t *t = k->arena.p + base;
     Py_ssize_t ntok;
-    if (ibuf_reserve(&k->tok_start, n + 1) < 0 || ibuf_reserve(&k->tok_len, n + 1) < 0) return ST_NOMEM;
-    if (k->tok_hash_cap < k->tok_start.cap) {
-        uint64_t *p = (uint64_t *)realloc(k->tok_hash, (size_t)k->tok_start.cap * sizeof(uint64_t));
-        if (!p) return ST_NOMEM;
-        k->tok_hash = p;
-        k->tok_hash_cap = k->tok_start.cap;
-    }
+    /* at most n tokens (a token is never empty) */
+    if (ibuf_reserve(k->tk_ids, n + 1) < 0 || tk_room(k, n) != ST_OK) return ST_NOMEM;
     if (k->tokenizer == TOK_13A || k->tokenizer == TOK_ZH) {
         ntok = split_regexp(k, t, n, base, k->tokenizer == TOK_13A, k->tokenizer == TOK_ZH, k->unchecked);
         if (ntok < 0) return bad(k, "invalid UTF-8");
@@ -707,22 +808,66 @@ static Py_ssize_t split_tokens(K *k, const uint8_t *s, Py_ssize_t n) {
     return ntok;
 }
 
-/* Tokenize one segment (normalise, rewrite, split_tokens) and append its tokens to the pair's
- * token list. Returns the number of tokens, or a status < 0.
+/* Forget the ids given from id n0 on (the last ones given: each entry is removed after every one
+   added later, so the probes of those left still find them). */
+static void tk_forget(K *k, Py_ssize_t n0) {
+    for (Py_ssize_t j = k->tk_n; j-- > n0;) k->tk[k->tk_used[j]].id = -1;
+    k->tk_n = n0;
+}
+
+/* An empty token table (its entries cleared through tk_used), of 16 entries until tk_room grows it. */
+static void tk_clear(K *k) {
+    tk_forget(k, 0);
+    k->tk_mask = k->tk_cap >= 16 ? 15 : k->tk_cap - 1;
+}
+
+/* Room in the token table for n more tokens (always an empty entry, at most half full unless
+   most tokens are distinct and a byte long). A status. */
+static int tk_room(K *k, Py_ssize_t n) {
+    if (!k->tk_insert && k->tk_cap) return ST_OK;
+    Py_ssize_t need = k->tk_n + n + 2;
+    if (need <= k->tk_mask + 1) return ST_OK;
+    Py_ssize_t cap = pow2_at_least(need);
+    if (k->tk_n == 0 && cap <= k->tk_cap) { /* empty: more of the same entries */
+        k->tk_mask = cap - 1;
+        return ST_OK;
+    }
+    /* a new table, the entries put back in id order */
+    Py_ssize_t acap = cap > k->tk_cap ? cap : k->tk_cap;
+    struct tk *t = (struct tk *)malloc((size_t)acap * sizeof(struct tk));
+    int32_t *used = (int32_t *)malloc((size_t)acap * sizeof(int32_t));
+    if (!t || !used) { free(t); free(used); return ST_NOMEM; }
+    for (Py_ssize_t i = 0; i < acap; i++) t[i].id = -1;
+    for (Py_ssize_t j = 0; j < k->tk_n; j++) {
+        struct tk e = k->tk[k->tk_used[j]];
+        Py_ssize_t pos = (Py_ssize_t)(hash_bytes(k->arena.p + e.start, e.len) & (uint64_t)(cap - 1));
+        while (t[pos].id >= 0) pos = (pos + 1) & (cap - 1);
+        t[pos] = e;
+        used[j] = (int32_t)pos;
+    }
+    free(k->tk); free(k->tk_used);
+    k->tk = t; k->tk_used = used; k->tk_cap = acap; k->tk_mask = cap - 1;
+    return ST_OK;
+}
+
+/* Tokenize one segment (normalise, rewrite, split_tokens) and append its tokens' ids to *k->tk_ids
+ * (put_token). Returns the number of tokens, or a status < 0.
  *
  * 13a without lowercase splits the normalised text at once, in the scan that validates it
  * (k->unchecked): rewrite changes only text with a '<', '&' or newline, which that scan notes
- * (k->rewrites); such text (rare) is split again, rewritten first, its first tokens dropped. */
+ * (k->rewrites); such text (rare) is split again, rewritten first, the first split's tokens (and
+ * the ids they were given) forgotten. */
 static Py_ssize_t segment_tokens(K *k, const uint8_t *s, Py_ssize_t n) {
     int st = normalise(k, &s, &n);
     if (st != ST_OK) return st;
     if (k->unchecked && k->tokenizer == TOK_13A) {
-        Py_ssize_t a0 = k->arena.len, t0 = k->tok_start.len;
+        Py_ssize_t a0 = k->arena.len, i0 = k->tk_ids->len, n0 = k->tk_n;
         k->rewrites = 0;
         Py_ssize_t nt = split_tokens(k, s, n);
         if (nt < 0 || !k->rewrites) return nt;
         k->unchecked = 0; /* the scan found it valid */
-        k->arena.len = a0; k->tok_start.len = t0; k->tok_len.len = t0;
+        k->arena.len = a0; k->tk_ids->len = i0;
+        tk_forget(k, n0);
     }
     st = rewrite(k, &s, &n);
     return st != ST_OK ? st : split_tokens(k, s, n);
@@ -783,71 +928,6 @@ static inline int same_token(const uint8_t *a, const uint8_t *b, int32_t l) {
         return !((x ^ y) & (l == 8 ? ~0ULL : (1ULL << (8 * l)) - 1));
     }
     return memcmp(a, b, (size_t)l) == 0;
-}
-
-/* Intern the hypothesis tokens [t0, t0+nt) into ids 0..; fills hyp_ids, and the ids are dense. A
-   status. */
-static int intern_hyp(K *k, Py_ssize_t t0, Py_ssize_t nt) {
-    Py_ssize_t cap = pow2_at_least(2 * nt + 2);
-    if (cap > k->tk_cap) {
-        free(k->tk_slot); free(k->tk_hash);
-        k->tk_slot = (int32_t *)malloc((size_t)cap * sizeof(int32_t));
-        k->tk_hash = (uint64_t *)malloc((size_t)cap * sizeof(uint64_t));
-        if (!k->tk_slot || !k->tk_hash) return ST_NOMEM;
-        k->tk_cap = cap;
-    }
-    k->tk_mask = cap - 1;
-    for (Py_ssize_t i = 0; i < cap; i++) k->tk_slot[i] = -1;
-    k->hyp_ids.len = 0;
-    if (ibuf_reserve(&k->hyp_ids, nt + 1) < 0) return ST_NOMEM;
-    int32_t next = 0;
-    for (Py_ssize_t j = 0; j < nt; j++) {
-        const uint8_t *s = k->arena.p + k->tok_start.p[t0 + j];
-        int32_t l = k->tok_len.p[t0 + j];
-        uint64_t h = k->tok_hash[t0 + j];
-        Py_ssize_t m = cap - 1, pos = (Py_ssize_t)(h & (uint64_t)m);
-        int32_t id = -1;
-        for (;;) {
-            int32_t sl = k->tk_slot[pos];
-            if (sl < 0) break;
-            if (k->tk_hash[pos] == h) {
-                /* tk_slot holds the token index (into the token list) of the first occurrence */
-                int32_t tl = k->tok_len.p[sl];
-                if (tl == l && same_token(k->arena.p + k->tok_start.p[sl], s, l)) {
-                    id = k->hyp_ids.p[sl - t0];
-                    break;
-                }
-            }
-            pos = (pos + 1) & m;
-        }
-        if (id < 0) {
-            id = next++;
-            k->tk_slot[pos] = (int32_t)(t0 + j);
-            k->tk_hash[pos] = h;
-        }
-        k->hyp_ids.p[k->hyp_ids.len++] = id;
-    }
-    k->dense = 1;
-    k->n_uniq = next;
-    return ST_OK;
-}
-
-/* Id of reference token ti, or -1 if the hypothesis (tokens t0..) does not contain it. */
-static inline int32_t lookup_token(K *k, Py_ssize_t t0, Py_ssize_t ti) {
-    uint64_t h = k->tok_hash[ti];
-    const uint8_t *s = k->arena.p + k->tok_start.p[ti];
-    int32_t l = k->tok_len.p[ti];
-    Py_ssize_t m = k->tk_mask, pos = (Py_ssize_t)(h & (uint64_t)m);
-    for (;;) {
-        int32_t sl = k->tk_slot[pos];
-        if (sl < 0) return -1;
-        if (k->tk_hash[pos] == h) {
-            int32_t tl = k->tok_len.p[sl];
-            if (tl == l && same_token(k->arena.p + k->tok_start.p[sl], s, l))
-                return k->hyp_ids.p[sl - t0];
-        }
-        pos = (pos + 1) & m;
-    }
 }
 
 /* Size the n-gram table for the n-grams of nhyp tokens. A status. */
@@ -992,7 +1072,7 @@ static void finish_row(K *k, int64_t *row, Py_ssize_t nh, const int64_t *reflens
 /* the most distinct tokens a hypothesis has for its n-grams to be packed: ids + 1 in 16 bits */
 #define PK_IDS 65535
 
-/* Whether stats's current row (intern_hyp's dense ids) is counted in the packed table. */
+/* Whether stats's current row (the dense ids put_token gave its candidate) is counted in the packed table. */
 static inline int use_packed(const K *k) { return k->dense && k->order <= 4 && k->n_uniq <= PK_IDS; }
 
 /* The packed table sized for the n-grams (orders 2..) of nhyp tokens, emptied (a new gen). A status. */
@@ -1026,15 +1106,20 @@ static inline PkTab pk_tab(const K *k) {
     return t;
 }
 
-static inline struct pk *pk_insert(PkTab t, uint64_t key) {
+/* One more occurrence of the n-gram key in the candidate (a new entry's rcur is set when its
+   first reference meets it: its rseen is none of them). */
+static inline void pk_add(PkTab t, uint64_t key) {
     Py_ssize_t pos = (Py_ssize_t)((key * 0x9E3779B97F4A7C15ULL) >> 32) & t.mask;
     for (;;) {
         struct pk *e = &t.tab[pos];
         if (e->gen != t.gen) {
-            e->key = key; e->gen = t.gen; e->hyp = 0; e->rmax = 0; e->rcur = 0; e->rseen = -1;
-            return e;
+            e->key = key; e->gen = t.gen; e->hyp = 1; e->rmax = 0; e->rseen = -1;
+            return;
         }
-        if (e->key == key) return e;
+        if (e->key == key) {
+            e->hyp++;
+            return;
+        }
         pos = (pos + 1) & t.mask;
     }
 }
@@ -1064,11 +1149,11 @@ static int count_hyp_packed(K *k, Py_ssize_t nh, int64_t *row, Py_ssize_t K2) {
         for (; i + 4 <= nh; i++) {
             u_hyp[hid[i]]++;
             uint64_t key = ((uint64_t)hid[i] + 1) | ((uint64_t)hid[i + 1] + 1) << 16;
-            pk_insert(t, key)->hyp++;
+            pk_add(t, key);
             key |= ((uint64_t)hid[i + 2] + 1) << 32;
-            pk_insert(t, key)->hyp++;
+            pk_add(t, key);
             key |= ((uint64_t)hid[i + 3] + 1) << 48;
-            pk_insert(t, key)->hyp++;
+            pk_add(t, key);
         }
     for (; i < nh; i++) {
         u_hyp[hid[i]]++;
@@ -1076,7 +1161,7 @@ static int count_hyp_packed(K *k, Py_ssize_t nh, int64_t *row, Py_ssize_t K2) {
         Py_ssize_t top = nh - i < order ? nh - i : order; /* the longest n-gram starting at i */
         for (Py_ssize_t g = 2; g <= top; g++) {
             key |= ((uint64_t)hid[i + g - 1] + 1) << (16 * (g - 1));
-            pk_insert(t, key)->hyp++;
+            pk_add(t, key);
         }
     }
     hyp_totals(row, nh, order);
@@ -1127,7 +1212,7 @@ static void finish_row_packed(K *k, int64_t *row, Py_ssize_t nh, const int64_t *
     k->n_uniq = 0;
 }
 
-/* stats_many: reference number `nref`, its tokens t0.. (ids in hyp_ids, where intern_hyp numbered
+/* stats_many: reference number `nref`, its tokens t0.. (ids in hyp_ids, where put_token numbered
    the references' tokens), into the table: each n-gram's highest count in one reference. */
 static void add_ref_ngrams(K *k, Py_ssize_t t0, Py_ssize_t nr, Py_ssize_t nref) {
     const int32_t *ids = k->hyp_ids.p + t0;
@@ -1227,10 +1312,13 @@ static int stats_row(K *k, const Batch *b, Py_ssize_t r) {
     int64_t a = b->hoff[r], e = b->hoff[r + 1];
     int64_t la = b->loff[r], lb = b->loff[r + 1];
     if (e < a || lb < la) return bad(k, "offsets are not monotonic");
-    k->arena.len = 0; k->tok_start.len = 0; k->tok_len.len = 0;
+    k->arena.len = 0;
+    tk_clear(k);
+    k->tk_insert = 1; k->tk_ids = &k->hyp_ids; k->hyp_ids.len = 0;
     Py_ssize_t nh = segment_tokens(k, b->hdata + a, (Py_ssize_t)(e - a));
     if (nh < 0) return (int)nh;
-    if ((st = intern_hyp(k, 0, nh)) != ST_OK) return st;
+    k->dense = 1; k->n_uniq = k->tk_n; /* the candidate's ids are 0..n_uniq-1 */
+    k->tk_insert = 0; k->tk_ids = &k->ref_ids; /* the references' tokens are looked up */
     k->packed = use_packed(k);
     if ((st = (k->packed ? count_hyp_packed : count_hyp)(k, nh, k->row, row_width(k))) != ST_OK ||
         (st = refs_reserve(k, (Py_ssize_t)(lb - la))) != ST_OK)
@@ -1241,18 +1329,13 @@ static int stats_row(K *k, const Batch *b, Py_ssize_t r) {
         int64_t ra = b->roff[j], rb = b->roff[j + 1];
         k->bad_ref = (Py_ssize_t)(j - la);
         if (rb < ra) return bad(k, "offsets are not monotonic");
-        Py_ssize_t t0 = k->tok_start.len;
+        k->ref_ids.len = 0; /* the arena text of the references before can stay */
         Py_ssize_t nr = segment_tokens(k, b->rdata + ra, (Py_ssize_t)(rb - ra));
         if (nr < 0) return (int)nr;
         k->reflens[nrefs] = nr;
-        k->ref_ids.len = 0;
-        if (ibuf_reserve(&k->ref_ids, nr + 1) < 0) return ST_NOMEM;
-        for (Py_ssize_t t = 0; t < nr; t++) k->ref_ids.p[t] = lookup_token(k, 0, t0 + t);
         if (k->packed) count_ref_packed(k, k->ref_ids.p, nr, nrefs, k->row);
         else count_ref(k, k->ref_ids.p, nr, nrefs);
         nrefs++;
-        /* drop this reference's tokens from the lists; the arena text can stay */
-        k->tok_start.len = t0; k->tok_len.len = t0;
     }
     k->bad_ref = -1;
     if (nrefs == 0) return bad(k, "no reference (all references are missing)");
@@ -1269,48 +1352,55 @@ static int run(K *k, const Batch *b) {
     return st;
 }
 
-/* stats_many's row r: its references tokenized once (their tokens stay in the lists, before any
-   candidate's), and their n-grams put in the table once, with the highest count of each in one
-   reference (the references' tokens numbered as a hypothesis' are); their number into *pnrefs.
-   A status. */
+/* stats_many's row r: its references tokenized once (their ids stay in hyp_ids, and their tokens
+   in the token table, for the candidates to be looked up), and their n-grams put in the table
+   once, with the highest count of each in one reference (the references' tokens numbered as a
+   hypothesis' are); their number into *pnrefs. A status. */
 static int table_refs(K *k, const Batch *b, Py_ssize_t r, Py_ssize_t *pnrefs) {
     int st;
     int64_t la = b->loff[r], lb = b->loff[r + 1];
     if (lb < la) return bad(k, "offsets are not monotonic");
     if ((st = refs_reserve(k, (Py_ssize_t)(lb - la))) != ST_OK) return st;
-    k->arena.len = 0; k->tok_start.len = 0; k->tok_len.len = 0;
+    k->arena.len = 0;
+    tk_clear(k);
+    k->tk_insert = 1; k->tk_ids = &k->hyp_ids; k->hyp_ids.len = 0; /* numbered as a candidate's tokens */
+    Py_ssize_t total = 0; /* the references' bytes: the token table sized once for all of them */
+    for (int64_t j = la; j < lb; j++)
+        if ((!b->rval || b->rval[j]) && b->roff[j + 1] > b->roff[j])
+            total += (Py_ssize_t)(b->roff[j + 1] - b->roff[j]);
+    if ((st = tk_room(k, total)) != ST_OK) return st;
     Py_ssize_t nrefs = 0;
     for (int64_t j = la; j < lb; j++) {
         if (b->rval && !b->rval[j]) continue; /* a missing reference (None) */
         int64_t ra = b->roff[j], rb = b->roff[j + 1];
         k->bad_ref = (Py_ssize_t)(j - la);
         if (rb < ra) return bad(k, "offsets are not monotonic");
-        k->rstart[nrefs] = k->tok_start.len;
+        k->rstart[nrefs] = k->hyp_ids.len;
         Py_ssize_t nr = segment_tokens(k, b->rdata + ra, (Py_ssize_t)(rb - ra));
         if (nr < 0) return (int)nr;
         k->reflens[nrefs++] = nr;
     }
     k->bad_ref = -1;
     if (nrefs == 0) return bad(k, "no reference (all references are missing)");
-    Py_ssize_t R = k->tok_start.len;
-    if ((st = intern_hyp(k, 0, R)) != ST_OK || (st = ng_prepare(k, R)) != ST_OK) return st;
+    Py_ssize_t R = k->hyp_ids.len;
+    k->dense = 1; k->n_uniq = k->tk_n;
+    k->tk_insert = 0; k->tk_ids = &k->ref_ids; /* the candidates' tokens are looked up */
+    if ((st = ng_prepare(k, R)) != ST_OK) return st;
     for (Py_ssize_t q = 0; q < nrefs; q++) add_ref_ngrams(k, (Py_ssize_t)k->rstart[q], (Py_ssize_t)k->reflens[q], q);
     *pnrefs = nrefs;
     return ST_OK;
 }
 
 /* stats_many: system y's candidate of row r into k->row, looked up in the references' table
-   (table_refs; their R tokens and A arena bytes stay). A status. */
-static int many_row(K *k, const Sys *y, Py_ssize_t r, Py_ssize_t R, Py_ssize_t A, Py_ssize_t nrefs) {
+   (table_refs; their ids, table entries and A arena bytes stay). A status. */
+static int many_row(K *k, const Sys *y, Py_ssize_t r, Py_ssize_t A, Py_ssize_t nrefs) {
     int st;
     if (y->hval && !y->hval[r]) return bad(k, "candidate is null");
     int64_t a = y->hoff[r], e = y->hoff[r + 1];
     if (e < a) return bad(k, "offsets are not monotonic");
-    k->arena.len = A; k->tok_start.len = R; k->tok_len.len = R;
+    k->arena.len = A; k->ref_ids.len = 0;
     Py_ssize_t nh = segment_tokens(k, y->hdata + a, (Py_ssize_t)(e - a));
     if (nh < 0) return (int)nh;
-    if (ibuf_reserve(&k->ref_ids, nh + 1) < 0) return ST_NOMEM;
-    for (Py_ssize_t t = 0; t < nh; t++) k->ref_ids.p[t] = lookup_token(k, 0, R + t);
     if ((st = count_matches(k, k->ref_ids.p, nh, k->row, row_width(k))) != ST_OK) return st;
     k->row[1] = closest_length(nh, k->reflens, nrefs);
     return ST_OK;
@@ -1325,9 +1415,9 @@ static int run_many(K *k, const Batch *b, const Sys *sys, Py_ssize_t S) {
         k->bad_row = r;
         k->bad_ref = -1;
         if ((st = table_refs(k, b, r, &nrefs)) != ST_OK) break;
-        Py_ssize_t R = k->tok_start.len, A = k->arena.len;
+        Py_ssize_t A = k->arena.len;
         for (Py_ssize_t s = 0; s < S && st == ST_OK; s++)
-            if ((st = many_row(k, &sys[s], r, R, A, nrefs)) == ST_OK) st = emit_row(k, sys[s].out, r, b->per_row);
+            if ((st = many_row(k, &sys[s], r, A, nrefs)) == ST_OK) st = emit_row(k, sys[s].out, r, b->per_row);
         ng_clear(k);
     }
     return st;
@@ -1386,7 +1476,7 @@ static int run_ids(K *k, const IdBatch *b) {
 }
 
 /* stages: one segment through the passes of `stage` (normalised; with STAGE_TOKENIZE also
-   rewritten and split into the token lists). A status. */
+   rewritten, split and interned). A status. */
 static int stage_segment(K *k, const uint8_t *s, Py_ssize_t n, int stage) {
     if (stage == STAGE_NORMALISE) {
         int st = normalise(k, &s, &n);
@@ -1397,7 +1487,7 @@ static int stage_segment(K *k, const uint8_t *s, Py_ssize_t n, int stage) {
 }
 
 /* stages: every candidate and reference through the passes of `stage`, as stats takes them (a
-   row's tokens stay in the lists until the next row); nothing is counted. A status. */
+   row's tokens stay in the token table until the next row); nothing is counted. A status. */
 static int run_stages(K *k, const Batch *b, int stage) {
     for (Py_ssize_t r = 0; r < b->n; r++) {
         int st;
@@ -1407,7 +1497,9 @@ static int run_stages(K *k, const Batch *b, int stage) {
         int64_t a = b->hoff[r], e = b->hoff[r + 1];
         int64_t la = b->loff[r], lb = b->loff[r + 1];
         if (e < a || lb < la) return bad(k, "offsets are not monotonic");
-        k->arena.len = 0; k->tok_start.len = 0; k->tok_len.len = 0;
+        k->arena.len = 0;
+        tk_clear(k);
+        k->tk_insert = 1; k->tk_ids = &k->hyp_ids; k->hyp_ids.len = 0;
         if ((st = stage_segment(k, b->hdata + a, (Py_ssize_t)(e - a), stage)) != ST_OK) return st;
         for (int64_t j = la; j < lb; j++) {
             if (b->rval && !b->rval[j]) continue; /* a missing reference (None) */
@@ -1551,7 +1643,7 @@ PyDoc_STRVAR(stages_doc,
 "\n"
 "For the benchmarks' stage timings: stats's first passes alone over the same buffers, each\n"
 "candidate and reference normalised (stop_after 1: UTF-8 validated, lowercased, right-stripped)\n"
-"or also tokenized (2: the tokenizer's passes, then split into tokens and hashed); nothing is\n"
+"or also tokenized (2: the tokenizer's passes, then split into tokens and interned); nothing is\n"
 "counted, and None returned. Raises stats's ValueError(row, ref_index or -1, reason) for a\n"
 "row it cannot take.");
 
@@ -1764,6 +1856,7 @@ PyMODINIT_FUNC PyInit__bleu(void) {
     PyObject *mod = PyModule_Create(&module);
     if (!mod) return NULL;
     space_bitmap();
+    u8_fast_table(); /* from space_bmp */
     byte_classes(); /* made here too: the runs read it without the GIL */
     PyModule_AddIntConstant(mod, "TOK_NONE", TOK_NONE);
     PyModule_AddIntConstant(mod, "TOK_13A", TOK_13A);
