@@ -18,6 +18,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "_buffers.h" /* View, get_view, rel_view: shared with _bleu.c and _chrf.c */
 
@@ -111,17 +112,154 @@ static inline __attribute__((always_inline)) void add_block(int64_t *restrict ac
         acc[l] += ((m0[l] + m1[l]) + (m2[l] + m3[l])) + ((m4[l] + m5[l]) + (m6[l] + m7[l]));
 }
 
+/* The rest of a draw x's weight when its first four thresholds are at or below it (K > 4 only). */
+static inline Py_ssize_t heavy_weight(const uint64_t *tp, Py_ssize_t K, uint64_t x) {
+    Py_ssize_t w = 4;
+    while (w < K && tp[w] <= x) w++;
+    return w;
+}
+
+#if defined(__GNUC__)
+/* four 64-bit lanes (GCC's and clang's vector extensions: each target's own instructions, e.g. a
+ * vpmuludq sequence for the products with AVX2 or SSE2, vpmullq with AVX-512) */
+typedef uint64_t u64x4 __attribute__((vector_size(32)));
+typedef int64_t i64x4 __attribute__((vector_size(32)));
+typedef uint32_t u32x8 __attribute__((vector_size(32)));
+#define SIGN64 0x8000000000000000ULL
+
+/* The weights of replicates b + 4 * lane + q (lane 0..3) for q = 0..3, from their counters c[q]:
+ * w[q] counts the K4 thresholds at or below the draw as K4 - #(threshold > draw), compared as
+ * signed numbers with their top bits flipped. Heavy lanes
+ * (K > 4, all four thresholds at or below the draw) are counted on in heavy_weight. t: the
+ * first K4 thresholds, their top bits flipped. Then the 16
+ * weights (each < 256) are packed into bytes, in replicate order, and stored at w_r + b. */
+static inline __attribute__((always_inline)) int draw16(const u64x4 c[4], const int64_t t[4], const uint64_t *tp,
+                                                        Py_ssize_t K, Py_ssize_t K4, uint8_t *w_r) {
+    int heavy = 0;
+    const i64x4 ts0 = {t[0], t[0], t[0], t[0]}, ts1 = {t[1], t[1], t[1], t[1]};
+    const i64x4 ts2 = {t[2], t[2], t[2], t[2]}, ts3 = {t[3], t[3], t[3], t[3]};
+    i64x4 w[4];
+    u64x4 x[4];
+    i64x4 below = (i64x4){-1, -1, -1, -1}; /* lanes where every draw is below its K4-th threshold */
+    for (int q = 0; q < 4; q++) {
+        u64x4 y = c[q]; /* mix64, lane by lane */
+        y ^= y >> 30; y *= 0xBF58476D1CE4E5B9ULL;
+        y ^= y >> 27; y *= 0x94D049BB133111EBULL;
+        y ^= y >> 31;
+        x[q] = y;
+        const i64x4 xs = (i64x4)(y ^ SIGN64);
+        i64x4 v = (i64x4){K4, K4, K4, K4}, gt = (i64x4){0, 0, 0, 0};
+        /* a true lane is -1 */
+        if (K4 > 0) v += gt = (i64x4)(ts0 > xs);
+        if (K4 > 1) v += gt = (i64x4)(ts1 > xs);
+        if (K4 > 2) v += gt = (i64x4)(ts2 > xs);
+        if (K4 > 3) v += gt = (i64x4)(ts3 > xs);
+        below &= gt;
+        w[q] = v;
+    }
+    /* a draw at or above its fourth threshold (K > 4): counted on, rare (P(Poisson(1) >= 4) < 2%) */
+    if (K > 4 && (below[0] & below[1] & below[2] & below[3]) != -1) {
+        for (int q = 0; q < 4; q++)
+            for (int l = 0; l < 4; l++)
+                if (w[q][l] == 4) {
+                    w[q][l] = heavy_weight(tp, K, x[q][l]);
+                    heavy |= w[q][l] >= BLOCK_W;
+                }
+    }
+    /* lane l of packed: the weights of replicates b + 4l .. b + 4l + 3 in its low four bytes */
+    const u64x4 packed = (u64x4)w[0] | ((u64x4)w[1] << 8) | ((u64x4)w[2] << 16) | ((u64x4)w[3] << 24);
+#if defined(__clang__)
+    const u32x8 low = __builtin_shufflevector((u32x8)packed, (u32x8)packed, 0, 2, 4, 6, 0, 2, 4, 6);
+#else
+    const u32x8 low = __builtin_shuffle((u32x8)packed, (u32x8){0, 2, 4, 6, 0, 2, 4, 6});
+#endif
+    memcpy(w_r, &low, 16);
+    return heavy;
+}
+#endif
+
+/* Row key k's weights in the n_boot replicates into w_r (bytes): w_r[b] = #{j : tp[j] <= x_b},
+ * x_b = mix64(k + (b + 1) * G), as boot_loop counts them (the first K4 = min(K, 4) thresholds
+ * compared without a branch, the rare draws above the fourth counted on), sixteen replicates at a
+ * time where the compiler has vector extensions (draw16). Returns whether a weight reached BLOCK_W. */
+static inline __attribute__((always_inline)) int draw_row(uint64_t k, const uint64_t *tp, Py_ssize_t K,
+                                                          Py_ssize_t K4, Py_ssize_t n_boot, uint8_t *w_r) {
+    int heavy = 0;
+    Py_ssize_t b = 0;
+#if defined(__GNUC__)
+    const uint64_t G = 0x9E3779B97F4A7C15ULL;
+#define FLIPPED(j) ((int64_t)((K4 > j ? tp[j] : 0) ^ SIGN64))
+    const int64_t t0 = FLIPPED(0), t1 = FLIPPED(1), t2 = FLIPPED(2), t3 = FLIPPED(3);
+#undef FLIPPED
+    /* c[q] lane l: the counter of replicate b + 4l + q, k + (b + 4l + q + 1) * G */
+    u64x4 c[4];
+    for (int q = 0; q < 4; q++)
+        c[q] = (u64x4){k + (1 + q) * G, k + (5 + q) * G, k + (9 + q) * G, k + (13 + q) * G};
+    const u64x4 step = (u64x4){16 * G, 16 * G, 16 * G, 16 * G};
+    for (; b + 16 <= n_boot; b += 16) {
+        heavy |= draw16(c, (const int64_t[4]){t0, t1, t2, t3}, tp, K, K4, w_r + b);
+        for (int q = 0; q < 4; q++) c[q] += step;
+    }
+#endif
+    for (; b < n_boot; b++) {
+        const uint64_t x = mix64(k + (uint64_t)(b + 1) * 0x9E3779B97F4A7C15ULL);
+        Py_ssize_t w = 0;
+        for (Py_ssize_t j = 0; j < K4; j++) w += tp[j] <= x;
+        if (w == 4) w = heavy_weight(tp, K, x);
+        w_r[b] = (uint8_t)w;
+        heavy |= w >= BLOCK_W;
+    }
+    return heavy;
+}
+
+/* add_block's sums in int32 lanes (w32 of them, a multiple of 8): acc is a row of the stage. */
+static inline __attribute__((always_inline)) void add_block32(int32_t *restrict acc, const int32_t *const *m,
+                                                              Py_ssize_t w32) {
+    const int32_t *restrict m0 = m[0], *restrict m1 = m[1], *restrict m2 = m[2], *restrict m3 = m[3];
+    const int32_t *restrict m4 = m[4], *restrict m5 = m[5], *restrict m6 = m[6], *restrict m7 = m[7];
+    for (Py_ssize_t l = 0; l < w32; l++)
+        acc[l] += ((m0[l] + m1[l]) + (m2[l] + m3[l])) + ((m4[l] + m5[l]) + (m6[l] + m7[l]));
+}
+
+/* The stage of boot_split_loop: the int32 replicate totals (n_boot rows of w32 >= width entries)
+ * of full blocks of rows that go to the groups of row `first`, added since the last flush, each
+ * entry at most `bound`. */
+typedef struct {
+    int32_t *sums;
+    Py_ssize_t w32, first;
+    int64_t bound;
+} Stage;
+
+/* Adds the stage into its groups' totals in out (every grouping set), and empties it. */
+static inline __attribute__((always_inline)) void stage_flush(const Boot *bt, Stage *st) {
+    if (st->first < 0) return;
+    const Py_ssize_t n_boot = bt->n_boot, width = bt->width, w32 = st->w32;
+    for (Py_ssize_t s = 0; s < bt->n_sets; s++) {
+        int64_t *restrict acc = bt->out + bt->groups[s * bt->n + st->first] * n_boot * width;
+        const int32_t *restrict src = st->sums;
+        for (Py_ssize_t b = 0; b < n_boot; b++)
+            for (Py_ssize_t l = 0; l < width; l++) acc[b * width + l] += src[b * w32 + l];
+    }
+    memset(st->sums, 0, (size_t)n_boot * (size_t)w32 * sizeof(int32_t));
+    st->first = -1;
+    st->bound = 0;
+}
+
 /* The unchecked loop of boot_loop, for the same sums, in blocks of up to BLOCK_ROWS consecutive
  * rows of the same groups: every row's weights in every replicate first (wt, n_boot bytes per
- * row: the first four thresholds compared without a branch, the rare draws above the fourth
- * counted on), then the adds. A full block whose weights are all below BLOCK_W adds, per
- * replicate, the sum of its rows' precomputed multiples (bmult[r][w][l] = w * row_r[l], the zero
- * row for weight 0: no branch) into the replicate's totals once, so that the totals are read and
- * written once per block rather than once per row; other rows add their own multiple (mult,
- * (K + 1) * width) where their weight is not 0. Only run when run_bootstrap's bound says nothing
- * can overflow (every partial sum is at most that bound: all terms are non-negative). */
+ * row: draw_row), then the adds. In a full block, the rare weights of BLOCK_W or more are added
+ * on their own (and count as 0 after); then, per replicate, the sum of its rows' precomputed
+ * multiples (bmult[r][w][l] = w * row_r[l], the zero row for weight 0: no branch) is added once,
+ * so that the totals are read and written once per block rather than once per row. Those block
+ * sums go into the stage (st, int32: twice the lanes per vector) when the block's bound and the
+ * stage's allow it (bmult32), the stage into out when the groups change, when it could pass
+ * INT32_MAX, and at the end; else straight into out (bmult, int64). Other rows add their own
+ * multiple (mult, (K + 1) * width) where their weight is not 0. Every sum is of non-negative
+ * integers, exact, and the order of the additions does not change it. Only run when
+ * run_bootstrap's bound says nothing can overflow int64 (every partial sum is at most that bound).
+ * st is NULL when the stage could not be allocated (no int32 path then). */
 static inline __attribute__((always_inline)) void boot_split_loop(const Boot *bt, uint8_t *wt, int64_t *mult,
-                                                                  int64_t *bmult) {
+                                                                  int64_t *bmult, Stage *st, int32_t *bmult32) {
     const uint64_t *kp = bt->keys, *tp = bt->thr;
     const uint64_t seed_key = bt->seed_key;
     const int64_t *gp = bt->groups, *sp = bt->stats;
@@ -135,24 +273,75 @@ static inline __attribute__((always_inline)) void boot_split_loop(const Boot *bt
         for (Py_ssize_t r = 0; r < rows; r++) {
             const uint64_t k = mix64(kp[i + r] ^ seed_key);
             uint8_t *w_r = wt + r * n_boot;
-            for (Py_ssize_t b = 0; b < n_boot; b++) {
-                const uint64_t x = mix64(k + (uint64_t)(b + 1) * 0x9E3779B97F4A7C15ULL);
-                Py_ssize_t w = 0;
-                for (Py_ssize_t j = 0; j < K4; j++) w += tp[j] <= x;
-                if (w == 4) while (w < K && tp[w] <= x) w++;
-                w_r[b] = (uint8_t)w;
-                heavy |= w >= BLOCK_W;
-            }
+            if (K4 == 4) heavy |= draw_row(k, tp, K, 4, n_boot, w_r);
+            else heavy |= draw_row(k, tp, K, K4, n_boot, w_r);
         }
-        if (rows == BLOCK_ROWS && !heavy) {
+        if (rows == BLOCK_ROWS && heavy) {
+            /* the rare weights of BLOCK_W or more (a full block of 1000 replicates has one in about 13
+               blocks) go straight into out, and count as 0 in the block's sums below */
+            for (Py_ssize_t r = 0; r < BLOCK_ROWS; r++) {
+                const int64_t *row = sp + (i + r) * width;
+                uint8_t *w_r = wt + r * n_boot;
+                for (Py_ssize_t b = 0; b < n_boot; b++) {
+                    if (w_r[b] < BLOCK_W) continue;
+                    const int64_t w = w_r[b];
+                    for (Py_ssize_t s = 0; s < n_sets; s++) {
+                        int64_t *acc = op + (gp[s * n + i + r] * n_boot + b) * width;
+                        for (Py_ssize_t l = 0; l < width; l++) acc[l] += w * row[l];
+                    }
+                    w_r[b] = 0;
+                }
+            }
+            heavy = 0;
+        }
+        /* a full block's terms, each at most BLOCK_W - 1 times its row's largest statistic */
+        int64_t block_bound = INT64_MAX;
+        if (rows == BLOCK_ROWS && !heavy && st) {
+            int64_t sum_max = 0;
+            for (Py_ssize_t r = 0; r < BLOCK_ROWS; r++) {
+                const int64_t *row = sp + (i + r) * width;
+                int64_t rowmax = 0;
+                for (Py_ssize_t l = 0; l < width; l++) rowmax = row[l] > rowmax ? row[l] : rowmax;
+                sum_max += rowmax > INT32_MAX ? (int64_t)INT32_MAX + 1 : rowmax;
+            }
+            block_bound = (BLOCK_W - 1) * sum_max;
+        }
+        if (block_bound <= INT32_MAX) {
+            /* into the stage (flushed first when it holds other groups or could pass INT32_MAX) */
+            if (st->first >= 0 && (!same_groups(gp, n, n_sets, st->first, i) || st->bound + block_bound > INT32_MAX))
+                stage_flush(bt, st);
+            if (st->first < 0) st->first = i;
+            st->bound += block_bound;
+            const Py_ssize_t w32 = st->w32;
+            for (Py_ssize_t r = 0; r < BLOCK_ROWS; r++) {
+                const int64_t *row = sp + (i + r) * width;
+                for (Py_ssize_t w = 0; w < BLOCK_W; w++) {
+                    int32_t *mw = bmult32 + (r * BLOCK_W + w) * w32;
+                    for (Py_ssize_t l = 0; l < width; l++) mw[l] = (int32_t)(w * row[l]);
+                    for (Py_ssize_t l = width; l < w32; l++) mw[l] = 0;
+                }
+            }
+            const int32_t *ptab[BLOCK_ROWS][BLOCK_W];
+            for (Py_ssize_t r = 0; r < BLOCK_ROWS; r++)
+                for (Py_ssize_t w = 0; w < BLOCK_W; w++) ptab[r][w] = bmult32 + (r * BLOCK_W + w) * w32;
+            for (Py_ssize_t b = 0; b < n_boot; b++) {
+                const int32_t *m[BLOCK_ROWS];
+                for (Py_ssize_t r = 0; r < BLOCK_ROWS; r++) m[r] = ptab[r][wt[r * n_boot + b]];
+                add_block32(st->sums + b * w32, m, w32);
+            }
+        } else if (rows == BLOCK_ROWS && !heavy) {
             for (Py_ssize_t r = 0; r < BLOCK_ROWS; r++) {
                 const int64_t *row = sp + (i + r) * width;
                 for (Py_ssize_t w = 0; w < BLOCK_W; w++)
                     for (Py_ssize_t l = 0; l < width; l++) bmult[(r * BLOCK_W + w) * width + l] = (int64_t)w * row[l];
             }
+            /* ptab[r][w]: row r's multiple for weight w, so that a replicate's eight come from eight loads */
+            const int64_t *ptab[BLOCK_ROWS][BLOCK_W];
+            for (Py_ssize_t r = 0; r < BLOCK_ROWS; r++)
+                for (Py_ssize_t w = 0; w < BLOCK_W; w++) ptab[r][w] = bmult + (r * BLOCK_W + w) * width;
             for (Py_ssize_t b = 0; b < n_boot; b++) {
                 const int64_t *m[BLOCK_ROWS];
-                for (Py_ssize_t r = 0; r < BLOCK_ROWS; r++) m[r] = bmult + (r * BLOCK_W + wt[r * n_boot + b]) * width;
+                for (Py_ssize_t r = 0; r < BLOCK_ROWS; r++) m[r] = ptab[r][wt[r * n_boot + b]];
                 for (Py_ssize_t s = 0; s < n_sets; s++)
                     add_block(op + (gp[s * n + i] * n_boot + b) * width, m, width);
             }
@@ -175,10 +364,11 @@ static inline __attribute__((always_inline)) void boot_split_loop(const Boot *bt
         }
         i += rows;
     }
+    if (st) stage_flush(bt, st);
 }
 
-static void boot_split(const Boot *bt, uint8_t *wt, int64_t *mult, int64_t *bmult) {
-    boot_split_loop(bt, wt, mult, bmult);
+static void boot_split(const Boot *bt, uint8_t *wt, int64_t *mult, int64_t *bmult, Stage *st, int32_t *bmult32) {
+    boot_split_loop(bt, wt, mult, bmult, st, bmult32);
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -187,10 +377,20 @@ static void boot_split(const Boot *bt, uint8_t *wt, int64_t *mult, int64_t *bmul
 
 #if defined(BOOT_AVX2)
 __attribute__((target("avx2"))) static void boot_split_avx2(const Boot *bt, uint8_t *wt, int64_t *mult,
-                                                             int64_t *bmult) {
-    boot_split_loop(bt, wt, mult, bmult);
+                                                             int64_t *bmult, Stage *st, int32_t *bmult32) {
+    boot_split_loop(bt, wt, mult, bmult, st, bmult32);
+}
+
+/* with AVX-512 (DQ: 64-bit products in one instruction, VL: on 256-bit vectors) */
+__attribute__((target("avx2,avx512f,avx512dq,avx512vl,avx512bw"))) static void
+boot_split_avx512(const Boot *bt, uint8_t *wt, int64_t *mult, int64_t *bmult, Stage *st, int32_t *bmult32) {
+    boot_split_loop(bt, wt, mult, bmult, st, bmult32);
 }
 #endif
+
+/* The widest of boot_split's builds that boot_unchecked may use (tests lower it to run the others:
+ * _set_isa): 2 AVX-512, 1 AVX2, 0 the generic build. */
+static int isa_cap = 2;
 
 /* The unchecked bootstrap: boot_split (its AVX2 build when the CPU has it), or boot_plain when its
  * buffers cannot be had (or a weight could exceed a byte). */
@@ -205,14 +405,24 @@ static Py_ssize_t boot_unchecked(const Boot *bt) {
         free(bmult);
         return boot_plain(bt);
     }
+    /* the stage and its blocks' multiples (without them, full blocks add into out directly) */
+    Stage stage = {.w32 = (bt->width + 7) / 8 * 8, .first = -1, .bound = 0}, *st = &stage;
+    stage.sums = calloc((size_t)bt->n_boot * (size_t)stage.w32, sizeof(int32_t));
+    int32_t *bmult32 = malloc((size_t)BLOCK_ROWS * BLOCK_W * (size_t)stage.w32 * sizeof(int32_t));
+    if (!stage.sums || !bmult32) st = NULL;
 #if defined(BOOT_AVX2)
-    if (__builtin_cpu_supports("avx2")) boot_split_avx2(bt, wt, mult, bmult);
+    if (isa_cap >= 2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw"))
+        boot_split_avx512(bt, wt, mult, bmult, st, bmult32);
+    else if (isa_cap >= 1 && __builtin_cpu_supports("avx2")) boot_split_avx2(bt, wt, mult, bmult, st, bmult32);
     else
 #endif
-    boot_split(bt, wt, mult, bmult);
+    boot_split(bt, wt, mult, bmult, st, bmult32);
     free(wt);
     free(mult);
     free(bmult);
+    free(stage.sums);
+    free(bmult32);
     return -1;
 }
 
@@ -708,7 +918,25 @@ done:
     return result;
 }
 
+PyDoc_STRVAR(set_isa_doc,
+"_set_isa(level) -> int\n\n"
+"For tests: the widest build of bootstrap's unchecked loop to use where the CPU has it (2: AVX-512,\n"
+"1: AVX2, 0: the generic build); returns the previous level. The sums are the same in every build.");
+
+static PyObject *k_set_isa(PyObject *self, PyObject *args) {
+    (void)self;
+    int level, previous = isa_cap;
+    if (!PyArg_ParseTuple(args, "i", &level)) return NULL;
+    if (level < 0 || level > 2) {
+        PyErr_SetString(PyExc_ValueError, "_set_isa: level must be 0, 1 or 2");
+        return NULL;
+    }
+    isa_cap = level;
+    return PyLong_FromLong(previous);
+}
+
 static PyMethodDef methods[] = {
+    {"_set_isa", k_set_isa, METH_VARARGS, set_isa_doc},
     {"add_rows", k_add_rows, METH_VARARGS, add_rows_doc},
     {"bootstrap", k_bootstrap, METH_VARARGS, bootstrap_doc},
     {"poisson_level1", k_poisson_level1, METH_VARARGS, poisson_level1_doc},

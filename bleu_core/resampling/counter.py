@@ -193,20 +193,28 @@ def exact_mean(values: Sequence[float]) -> float:
     float32 mean, as sacrebleu's chrF intervals have)."""
     import numpy as np
 
-    if not all(type(v) is float for v in values):
+    if set(map(type, values)) != {float}:
         import statistics
 
         return statistics.mean(values)
     a = np.asarray(values, dtype=np.float64)
-    if not len(a) or not np.isfinite(a).all():
+    if not np.isfinite(a).all():
         import statistics
 
         return statistics.mean(values)
     m, e = np.frexp(a)
-    ints = (m * 2.0 ** 53).astype(np.int64).tolist()
+    ints = (m * 2.0 ** 53).astype(np.int64)
     e = e - 53
     low = int(e.min())
-    total = sum(map(int.__lshift__, ints, (e - low).tolist()))
+    # the sum of ints[i] << shifts[i]: values of one shift summed in int64 first, in runs of at most
+    # 1023 (|ints| < 2**53, so a run's sum is exact), then the few runs as Python integers
+    shifts = e - low
+    order = np.argsort(shifts, kind="stable")
+    shifts, ints = shifts[order], ints[order]
+    at = np.arange(len(shifts))
+    runs = np.flatnonzero(np.r_[True, shifts[1:] != shifts[:-1]])
+    cuts = np.flatnonzero((at - runs[np.searchsorted(runs, at, side="right") - 1]) % 1023 == 0)
+    total = sum(map(int.__lshift__, np.add.reduceat(ints, cuts).tolist(), shifts[cuts].tolist()))
     return total / (len(a) << -low) if low < 0 else (total << low) / len(a)
 
 

@@ -98,9 +98,12 @@ def bleu_rows(metric, sums: np.ndarray, f32: bool):
         bp = np.ones(len(on), dtype=np.float64)
         short = np.flatnonzero(s < r)
         if len(short):
-            with np.errstate(divide="ignore", invalid="ignore"):
-                arg = (1 - r[short] / s[short]).tolist()
-            bp[short] = [math.exp(a) if s_ > 0 else 0.0 for a, s_ in zip(arg, s[short].tolist())]
+            # math.exp(1 - r / s) where the candidate side has words, 0.0 where it has none
+            s_short = s[short]
+            words = s_short > 0
+            bp_short = np.zeros(len(short), dtype=np.float64)
+            bp_short[words] = _each(math.exp, 1 - r[short][words] / s_short[words])
+            bp[short] = bp_short
         scores[on] = bp * exps
     return scores, off
 
