@@ -31,8 +31,9 @@ from ..errors import BatchInputError
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["ListBuffers", "all_utf8", "as_lists", "candidate_buffers", "is_arrow", "list_buffers", "new_out",
-           "python_rows", "raise_row_error", "require_compiled", "shared", "stats_many_lists", "utf8_buffers"]
+__all__ = ["ListBuffers", "RowLists", "all_utf8", "as_lists", "candidate_buffers", "is_arrow", "list_buffers",
+           "new_out", "python_rows", "raise_row_error", "require_compiled", "shared", "stats_many_lists",
+           "utf8_buffers"]
 
 
 def require_compiled(module, error: Optional[BaseException], what: str = "kernel") -> None:
@@ -90,22 +91,36 @@ def utf8_buffers(texts: list):
     """(UTF-8 data, int64 offsets, validity bytes or None) of a list of ``str`` or None (a null
     value), laid out as an Arrow large_string array's; None when a value is neither or does not
     encode (a lone surrogate). The offsets are an ``array.array('q')``."""
-    try:  # every value a str: ASCII text (most of it) is encoded in one pass, its lengths are its bytes'
-        joined = "".join(texts)
+    try:  # (str.isascii is O(1): it stops at the first value that is not ASCII, or not a str)
+        ascii = all(map(str.isascii, texts))
     except TypeError:
         return _utf8_buffers_checked(texts)
-    if joined.isascii():
-        return joined.encode("ascii"), array.array("q", itertools.accumulate(map(str.__len__, texts), initial=0)), None
-    try:  # else each value encoded at C speed
+    if ascii:  # ASCII text is encoded in one pass, its lengths are its bytes'
+        return "".join(texts).encode("ascii"), _running_sums(map(str.__len__, texts)), None
+    try:  # else each value encoded at C speed (one join of mixed-width strings would cost more)
         encoded = list(map(str.encode, texts))
-    except UnicodeEncodeError:
+    except (UnicodeEncodeError, TypeError):
         return _utf8_buffers_checked(texts)
     return b"".join(encoded), _offsets(encoded), None
 
 
+def _running_sums(lengths) -> array.array:
+    """int64 ``array('q')`` of the running sums of ``lengths`` (non-negative ints), from 0. Built as
+    ``'Q'`` and copied: an unsigned array converts Python ints without the argument parser that
+    ``'q'`` goes through (a third of the cost), and the bytes of non-negative values are the same."""
+    return _signed(array.array("Q", itertools.accumulate(lengths, initial=0)))
+
+
+def _signed(values: array.array) -> array.array:
+    """The ``array('q')`` of an ``array('Q')`` of values below 2**63 (the same bytes)."""
+    out = array.array("q")
+    out.frombytes(memoryview(values).cast("B"))
+    return out
+
+
 def _offsets(parts) -> array.array:
     """int64 offsets of ``parts`` laid end to end (their lengths' running sums, from 0)."""
-    return array.array("q", itertools.accumulate(map(len, parts), initial=0))
+    return _running_sums(map(len, parts))
 
 
 def _utf8_buffers_checked(texts: list):
@@ -138,6 +153,44 @@ class ListBuffers(NamedTuple):
     @property
     def n(self) -> int:
         return len(self.list_offsets) - 1
+
+
+class RowLists(Sequence):
+    """Rows of ``width`` values each, held as one flat list (row after row): a sequence of lists
+    (``rows[i]`` is a new list) that :func:`list_buffers` reads without a list object per row,
+    which would cost more than encoding the text. What the compat API makes of reference streams
+    (:meth:`of_streams`); the flat list must not change while it is read."""
+
+    __slots__ = ("flat", "width")
+
+    def __init__(self, flat: list, width: int):
+        if width < 1:
+            raise ValueError("a row holds at least one value")
+        self.flat, self.width = flat, width
+
+    @classmethod
+    def of_streams(cls, streams: Sequence) -> "RowLists":
+        """Row i holds item i of each stream, in stream order (one or more streams of one length)."""
+        if len(streams) == 1:
+            return cls(list(streams[0]), 1)
+        return cls(list(itertools.chain.from_iterable(zip(*streams))), len(streams))
+
+    def __len__(self) -> int:
+        return len(self.flat) // self.width
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        i = range(len(self))[i]  # (an int, possibly negative; IndexError past the end)
+        return self.flat[i * self.width:(i + 1) * self.width]
+
+    def __iter__(self):
+        values = iter(self.flat)
+        return map(list, zip(*[values] * self.width))
+
+    def offsets(self) -> array.array:
+        """The int64 offsets of each row's values in :attr:`flat`."""
+        return _signed(array.array("Q", range(0, len(self.flat) + 1, self.width)))
 
 
 _local = threading.local()
@@ -219,13 +272,23 @@ def list_buffers(candidates, references) -> Optional[ListBuffers]:
     cand = candidate_buffers(candidates)
     if cand is None:
         return None
-    refs = references if type(references) is list else list(references)
-    made = _memoized(("r", id(refs)), refs, lambda: _reference_buffers(refs))
+    if type(references) is RowLists:  # the flat list as it is, each row's offsets a multiple of its width
+        refs = references
+        made = _memoized(("r", id(refs)), refs, lambda: _row_list_buffers(refs))
+    else:
+        refs = references if type(references) is list else list(references)
+        made = _memoized(("r", id(refs)), refs, lambda: _reference_buffers(refs))
     if made is None:
         return None
     if len(cand[1]) != len(refs) + 1:
         raise ValueError(f"{len(cand[1]) - 1} candidates but {len(refs)} reference lists")
     return ListBuffers(cand, *made)
+
+
+def _row_list_buffers(refs: RowLists):
+    """:func:`_reference_buffers` of a :class:`RowLists`."""
+    child = utf8_buffers(refs.flat)
+    return None if child is None else (child, refs.offsets())
 
 
 def _reference_buffers(refs: list):
@@ -250,7 +313,7 @@ def as_lists(systems, references):
     neither Arrow arrays nor strings, so that they can be read more than once (a bad row's
     systems are scored again one by one)."""
     def once(x):
-        return x if is_arrow(x) or isinstance(x, (str, list)) else list(x)
+        return x if is_arrow(x) or isinstance(x, (str, list, RowLists)) else list(x)
 
     return [once(c) for c in systems], once(references)
 

@@ -1,5 +1,8 @@
 """sacrebleu's ``sacrebleu.metrics``: :class:`BLEU`, :class:`CHRF`, :class:`TER`, their scores,
-``METRICS``, and :func:`compat_class`, the sacrebleu-style class of any registered metric."""
+``METRICS``, and :func:`compat_class`, the sacrebleu-style class of any registered metric.
+
+Each class's module (``bleu``, ``chrf``, ``ter``) is imported when one of its names is first used
+(PEP 562), so that a script scoring BLEU never loads chrF's or TER's kernels, nor they BLEU's."""
 
 from __future__ import annotations
 
@@ -8,21 +11,15 @@ import inspect
 import types
 from importlib import import_module
 
-import numpy as np
-
-from ... import registry
-from ...metrics.bleu import Bleu
-from ...metrics.chrf import Chrf
-from ...metrics.ter import Ter
 from .base import Score, _Metric
-from .bleu import BLEU, BLEUScore
-from .chrf import CHRF, CHRFScore
-from .ter import TER, TERScore
 
 __all__ = ["BLEU", "CHRF", "TER", "BLEUScore", "CHRFScore", "TERScore", "METRICS", "compat_class"]
 
-#: sacrebleu's table of its metric classes by name
-METRICS = {"BLEU": BLEU, "CHRF": CHRF, "TER": TER}
+#: the module of each class (imported on first use)
+_CLASSES = {"BLEU": ".bleu", "BLEUScore": ".bleu", "CHRF": ".chrf", "CHRFScore": ".chrf", "TER": ".ter",
+            "TERScore": ".ter"}
+#: the compat class of each built-in metric's id (``Metric.id``)
+_BUILTINS = {"bleu": "BLEU", "chrf": "CHRF", "ter": "TER"}
 
 
 @functools.lru_cache(maxsize=None)
@@ -34,14 +31,15 @@ def compat_class(metric) -> type:
     Its options are attributes as on ``BLEU``; ``corpus_score``, ``sentence_score``,
     ``get_signature`` and :class:`PairedTest` work as they do for ``BLEU``; scores are
     :class:`Score` objects (name and score)."""
+    from ... import registry  # (the plugins' entry points are read when one is first asked for)
+
     if isinstance(metric, str):
         metric = registry.get(metric)
-    if metric is Bleu:
-        return BLEU
-    if metric is Chrf:
-        return CHRF
-    if metric is Ter:
-        return TER
+    builtin = _BUILTINS.get(getattr(metric, "id", None))
+    if builtin is not None:
+        cls = __getattr__(builtin)
+        if metric is cls._metric_class:
+            return cls
     names = [opt.name for opt in metric.options if opt.keyword]
     defaults = inspect.signature(metric).parameters
     params = [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=defaults[n].default) for n in names]
@@ -61,6 +59,8 @@ def compat_class(metric) -> type:
                                                 *params])
 
     def _compute_score_from_stats(self, stats) -> Score:
+        import numpy as np
+
         core = self._metric.score(np.asarray(stats, dtype=np.int64))
         return Score(core.name, core.score)
 
@@ -74,6 +74,16 @@ def compat_class(metric) -> type:
 
 
 def __getattr__(name: str):
+    if name in _CLASSES:
+        value = globals()[name] = getattr(import_module(_CLASSES[name], __name__), name)
+        return value
+    if name == "METRICS":  # sacrebleu's table of its metric classes by name
+        value = globals()[name] = {cls: __getattr__(cls) for cls in ("BLEU", "CHRF", "TER")}
+        return value
     if name == "helpers":  # sacrebleu.metrics.helpers, imported when first used
         return import_module(f".{name}", __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted({*globals(), *__all__, "helpers"})

@@ -3,25 +3,32 @@ the base of the sacrebleu-style metric classes on bleu_core's kernels."""
 
 from __future__ import annotations
 
-import logging
+import itertools
 import operator
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import replace
 from importlib import import_module
-from typing import Dict, List, Optional, Tuple
-
-import numpy as np
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from ... import formats, scoring
-from ...kernels.buffers import all_utf8
+from ...kernels.buffers import RowLists, all_utf8, list_buffers, python_rows, shared
 from ...resampling import counter as bootstrap, sacrebleu as nr
 from ...signature import SignatureFields
 from ...sums import column_sums
 
+if TYPE_CHECKING:  # numpy is imported where statistics become arrays: a plain corpus_score of BLEU or CHRF needs none
+    import numpy as np
+
 __all__ = ["Score", "Signature", "Metric"]
 
-logger = logging.getLogger("bleu_core.compat")
+
+def _warning(message: str, *args) -> None:
+    """A warning on the ``bleu_core.compat`` logger (logging is imported when there is one to log)."""
+    import logging
+
+    logging.getLogger("bleu_core.compat").warning(message, *args)
+
 
 # ------------------------------------------------------------------------------ scores
 
@@ -124,6 +131,8 @@ def _resampling() -> str:
 def _line_keys(n: int) -> np.ndarray:
     """Row identities of segments 0..n-1: their 1-based line numbers, as ``beambleu score`` uses,
     so the same segment of two systems (and of a ``beambleu score`` run) gets the same draws."""
+    import numpy as np
+
     return bootstrap.row_keys_from_ids(np.arange(1, n + 1, dtype=np.int64))
 
 
@@ -133,11 +142,19 @@ class _Metric(ABC):
     bootstrap intervals and the signature."""
 
     _metric = None  # the wrapped bleu_core metric (Bleu or Chrf), set by the subclass
+    _metric_class = None  # its class, the ``metric=`` of the subclass
+    #: whether :meth:`_score_totals` scores summed statistics without numpy, so that a corpus score
+    #: without resampling has the kernel sum them (:meth:`_corpus_totals`) rather than make a row per segment
+    _scores_totals = False
+    #: whether the wrapped metric's batch paths read a :class:`~bleu_core.kernels.buffers.RowLists` (the
+    #: built-ins' kernels do), which :meth:`_cache_references` then makes instead of a list per segment
+    _reads_row_lists = False
 
     def __init_subclass__(cls, metric=None, **kwargs):
         """``class BLEU(_Metric, metric=Bleu)``: the options ``Bleu`` declares become attributes."""
         super().__init_subclass__(**kwargs)
         if metric is not None:
+            cls._metric_class = metric
             for opt in metric.options:
                 if opt.keyword and opt.compat and opt.name not in cls.__dict__:
                     setattr(cls, opt.name, _Option(opt.name))
@@ -189,9 +206,10 @@ class _Metric(ABC):
 
     # -- references ----------------------------------------------------------------------------------
 
-    def _cache_references(self, references) -> List[List[str]]:
-        """Reference streams to per-segment lists of references (``None`` entries dropped);
-        sets ``num_refs`` as sacrebleu does (the count, or -1 when segments differ)."""
+    def _cache_references(self, references) -> Sequence[List[str]]:
+        """Reference streams to per-segment lists of references (``None`` entries dropped; a
+        :class:`~bleu_core.kernels.buffers.RowLists` when there is none); sets ``num_refs`` as
+        sacrebleu does (the count, or -1 when segments differ)."""
         streams = []
         for k, stream in enumerate(references):
             if isinstance(stream, str) or not isinstance(stream, Sequence):
@@ -203,7 +221,7 @@ class _Metric(ABC):
                        "mark a missing reference with None", ValueError)
         if streams and all(set(map(type, s)) == {str} for s in streams):  # no None, nothing else: at C speed
             self.num_refs = len(streams)
-            return list(map(list, zip(*streams)))
+            return RowLists.of_streams(streams) if self._reads_row_lists else list(map(list, zip(*streams)))
         segments, counts = [], set()
         for i, refs in enumerate(zip(*streams)):
             lines = [x for x in refs if x is not None]
@@ -230,11 +248,7 @@ class _Metric(ABC):
         if len(hyps) != len(refs):
             self._fail(f"{len(hyps)} hypotheses but {len(refs)} reference lines", ValueError)
         if not self._force:
-            tokenized = sum(map(operator.methodcaller("endswith", " ."), hyps))
-            if tokenized >= 100:
-                logger.warning("That's %d lines that end in a tokenized period ('.'): it looks like you forgot to "
-                               "detokenize your test data, which may hurt your score. If your data is detokenized, "
-                               "or you don't care, suppress this message with `force=True`.", tokenized)
+            self._warn_tokenized(sum(map(operator.methodcaller("endswith", " ."), hyps)))
         try:  # the lists go to the kernel as they are (bleu_core.kernels.buffers), checked only if that fails
             return self._metric.batch_stats(hyps, refs, per_row=True)
         except Exception:
@@ -242,7 +256,57 @@ class _Metric(ABC):
                 raise
         return self._metric.scalar_stats(hyps, refs)  # lone surrogates have no UTF-8 form: the scalar path takes them
 
+    @staticmethod
+    def _warn_tokenized(tokenized: int) -> None:
+        """The warning about hypotheses that look tokenized, ``tokenized`` of them ending in ``" ."``."""
+        if tokenized >= 100:
+            _warning("That's %d lines that end in a tokenized period ('.'): it looks like you forgot to "
+                     "detokenize your test data, which may hurt your score. If your data is detokenized, "
+                     "or you don't care, suppress this message with `force=True`.", tokenized)
+
+    def _corpus_totals(self, hypotheses, references) -> Optional[List[int]]:
+        """The column sums of :meth:`_extract_corpus_statistics`'s rows as Python ints, summed by the
+        kernel (no row per segment, no numpy), for lists of ``str`` (the hypotheses, and each reference
+        stream, without ``None``) that the kernel reads as they are. None for any other input, and for
+        any that fails: the full path (:meth:`_check_corpus_score_args`, then
+        :meth:`_extract_corpus_statistics`) then raises its error in its order, or scores what the
+        kernel cannot read (text with lone surrogates). Nothing is checked item by item here: the
+        conversion of the lists into the kernel's buffers is the check. What the full path sets
+        (``num_refs``, the warning about tokenized text) is set only when this succeeds."""
+        if type(hypotheses) not in (list, tuple) or not hypotheses or type(hypotheses[0]) is not str:
+            return None
+        hyps = hypotheses if type(hypotheses) is list else list(hypotheses)
+        if references is None:  # the constructor's references (checked there)
+            refs, num_refs = self._ref_cache, None
+            if type(refs) is not RowLists:
+                return None
+        else:
+            if (type(references) not in (list, tuple) or not references
+                    or any(type(stream) not in (list, tuple) or len(stream) != len(hyps) for stream in references)):
+                return None
+            refs, num_refs = RowLists.of_streams(references), len(references)
+        if len(refs) != len(hyps):
+            return None
+        try:
+            with shared(), python_rows():
+                bufs = list_buffers(hyps, refs)  # None: a value that is not a str, or has no UTF-8 form
+                if bufs is None or bufs.candidates[2] is not None or bufs.references[2] is not None:
+                    return None  # (validity bytes: a None, which the full path judges)
+                totals = self._metric.batch_stats(hyps, refs, per_row=False).tolist()
+        except Exception:
+            return None
+        if num_refs is not None:
+            self.num_refs = num_refs
+        if not self._force:  # (every hypothesis is a str: the conversion said so)
+            self._warn_tokenized(sum(map(str.endswith, hyps, itertools.repeat(" ."))))
+        return totals
+
     # -- scores --------------------------------------------------------------------------------------
+
+    def _score_totals(self, totals: List[int]) -> Score:
+        """:meth:`_compute_score_from_stats` of summed statistics given as Python ints (what
+        :meth:`_corpus_totals` gives); a subclass with :attr:`_scores_totals` scores them without numpy."""
+        return self._compute_score_from_stats(totals)
 
     @abstractmethod
     def _compute_score_from_stats(self, stats) -> Score:
@@ -250,6 +314,8 @@ class _Metric(ABC):
 
     def _aggregate_and_compute(self, stats: np.ndarray) -> Score:
         """The score of per-segment statistics: summed, then scored once."""
+        import numpy as np
+
         rows = np.asarray(stats, dtype=np.int64).reshape(-1, self._metric.width)
         return self._compute_score_from_stats(column_sums(rows))
 
@@ -267,6 +333,14 @@ class _Metric(ABC):
         interval (``_mean``, ``_ci``) and puts ``bs`` and ``seed`` (SACREBLEU_SEED) in the
         signature from then on, as sacrebleu does, drawn as :data:`RESAMPLING` says."""
         resampling = _resampling()
+        if self._scores_totals:
+            try:
+                plain = not n_bootstrap > 1
+            except Exception:  # (the full path raises it where it does)
+                plain = False
+            totals = self._corpus_totals(hypotheses, references) if plain else None
+            if totals is not None:
+                return self._score_totals(totals)
         self._check_corpus_score_args(hypotheses, references)
         stats = self._extract_corpus_statistics(hypotheses, references)
         score = self._aggregate_and_compute(stats)

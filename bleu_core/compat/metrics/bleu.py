@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-import logging
 from typing import Dict, List, Optional, Sequence
-
-import numpy as np
 
 from ...metrics.bleu import Bleu
 from ...metrics.bleu.score import SMOOTH_DEFAULTS, compute_bleu
 from ...tokenizers import DEFAULT_TOKENIZER, LANGUAGE_TOKENIZERS, TOKENIZERS as _TOKENIZER_NAMES
-from .base import Score, _Metric
+from .base import Score, _Metric, _warning
 
 __all__ = ["BLEU", "BLEUScore", "MAX_NGRAM_ORDER"]
-
-logger = logging.getLogger("bleu_core.compat")
 
 #: sacrebleu's default highest n-gram order of BLEU
 MAX_NGRAM_ORDER = 4
@@ -75,9 +70,9 @@ class BLEU(_Metric, metric=Bleu):
         else:
             for lang, best in self._TOKENIZER_MAP.items():
                 if trg_lang == lang and tokenize != best:
-                    logger.warning("Consider using the %r tokenizer for target language %r.", best, lang)
+                    _warning("Consider using the %r tokenizer for target language %r.", best, lang)
         if tokenize == "spm":
-            logger.warning("Tokenizer 'spm' has been changed to 'flores101', and may be removed in the future.")
+            _warning("Tokenizer 'spm' has been changed to 'flores101', and may be removed in the future.")
         self._metric = Bleu(tokenize=tokenize, lowercase=lowercase, smooth_method=smooth_method,
                             smooth_value=smooth_value, max_ngram_order=max_ngram_order,
                             effective_order=effective_order)
@@ -104,12 +99,19 @@ class BLEU(_Metric, metric=Bleu):
                             smooth_method=smooth_method, smooth_value=smooth_value, effective_order=effective_order)
         return _bleu_score(core, smooth_method, smooth_value)
 
+    _scores_totals = _reads_row_lists = True
+
     def _compute_score_from_stats(self, stats) -> BLEUScore:
-        m = self._metric
-        return _bleu_score(m.score(np.asarray(stats, dtype=np.int64)), m.smooth_method, m.smooth_value)
+        import numpy as np
+
+        return self._score_totals(np.asarray(stats, dtype=np.int64))
+
+    def _score_totals(self, totals) -> BLEUScore:
+        m = self._metric  # (Bleu.score reads an int64 array or Python ints as the same Python ints)
+        return _bleu_score(m.score(totals), m.smooth_method, m.smooth_value)
 
     def sentence_score(self, hypothesis: str, references: Sequence[Optional[str]]) -> BLEUScore:
         if not self.effective_order:
-            logger.warning("It is recommended to enable `effective_order` for sentence-level BLEU.")
+            _warning("It is recommended to enable `effective_order` for sentence-level BLEU.")
         return super().sentence_score(hypothesis, references)
 

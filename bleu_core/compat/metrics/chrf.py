@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-import numpy as np
-
 from ...metrics.chrf import Chrf
 from .base import Score, _Metric
 
@@ -47,7 +45,14 @@ class CHRF(_Metric, metric=Chrf):
         """Character plus word orders."""
         return self._metric.orders
 
+    _scores_totals = _reads_row_lists = True
+
     def _compute_score_from_stats(self, stats) -> CHRFScore:
-        m = self._metric
-        return CHRFScore(m.score(np.asarray(stats, dtype=np.int64)).score, m.char_order, m.word_order, m.beta)
+        import numpy as np
+
+        return self._score_totals(np.asarray(stats, dtype=np.int64))
+
+    def _score_totals(self, totals) -> CHRFScore:
+        m = self._metric  # (Chrf.score reads an int64 array or Python ints as the same Python ints)
+        return CHRFScore(m.score(totals).score, m.char_order, m.word_order, m.beta)
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING, Optional, Sequence
 
 from ...metrics.ter import Ter
 from ...sums import column_sums
 from .base import Score, _Metric
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["TER", "TERScore"]
 
@@ -30,6 +31,8 @@ class TER(_Metric, metric=Ter):
     so they are sacrebleu's for any number of references up to TER's bound of 64 per segment
     (:data:`bleu_core.metrics.ter.MAX_REFS`; more is refused with one line)."""
 
+    _reads_row_lists = True
+
     def __init__(self, normalized: bool = False, no_punct: bool = False, asian_support: bool = False,
                  case_sensitive: bool = False, references: Optional[Sequence[Sequence[Optional[str]]]] = None):
         super().__init__()
@@ -39,10 +42,14 @@ class TER(_Metric, metric=Ter):
             self._ref_cache = self._cache_references(references)
 
     def _aggregate_and_compute(self, stats: np.ndarray) -> TERScore:
+        import numpy as np
+
         rows = np.asarray(stats, dtype=np.int64).reshape(-1, self._metric.width)
         return self._score(column_sums(rows), Ter.ordered_ref_length(rows))
 
     def _compute_score_from_stats(self, stats) -> TERScore:
+        import numpy as np
+
         return self._score(np.asarray(stats, dtype=np.int64), None)
 
     def _score(self, totals: np.ndarray, ref_length: Optional[float]) -> TERScore:

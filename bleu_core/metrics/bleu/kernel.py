@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, List, Optional
 
-from ...kernels.buffers import as_lists, list_buffers, new_out, raise_row_error, require_compiled, stats_many_lists
+from ...kernels.buffers import (RowLists, as_lists, list_buffers, new_out, raise_row_error, require_compiled,
+                                stats_many_lists)
 from ...tokenizers import get_tokenizer
 
 if TYPE_CHECKING:
@@ -103,6 +104,9 @@ def _list_flags(tok, systems, references, lowercase: bool):
     def strings():
         for candidates in systems:
             yield from candidates
+        if type(references) is RowLists:  # (empty and missing references have no characters)
+            yield from filter(None, references.flat)
+            return
         for row in references:
             if isinstance(row, str):
                 yield row
