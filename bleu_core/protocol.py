@@ -430,8 +430,37 @@ class Metric:
 
     def corpus_score(self, candidates, references) -> Score:
         """The score of a whole corpus: statistics summed, then scored once."""
-        stats, nrefs = self.corpus_stats(candidates, references)
+        plain = self._plain_corpus_totals(candidates, references)
+        stats, nrefs = plain if plain is not None else self.corpus_stats(candidates, references)
         return self.score(stats, nrefs)
+
+    def _plain_corpus_totals(self, candidates, references):
+        """:meth:`corpus_stats` as Python ints, for lists (or tuples) of ``str`` and reference lists of
+        ``str`` that the kernels read as they are (:attr:`plain_buffers`), ``CHUNK`` pairs at a time, the
+        kernel summing each chunk: no row per pair, no check pair by pair in Python, no numpy. None for
+        any other input and for any that fails (a None, a row without references, a value that is not a
+        str, text without a UTF-8 form, a sum past int64): :meth:`corpus_stats` then scores it or raises
+        its error, as it always did."""
+        if (not self.plain_buffers or type(candidates) not in (list, tuple) or type(references) not in (list, tuple)
+                or not candidates or len(candidates) != len(references)):
+            return None
+        from .kernels.buffers import list_buffers, python_rows, shared
+        from .sums import checked_add_ints
+
+        total, nrefs = [0] * self.width, set()
+        try:
+            for i in range(0, len(candidates), CHUNK):
+                hyps, refs = list(candidates[i:i + CHUNK]), list(references[i:i + CHUNK])
+                with shared(), python_rows():
+                    bufs = list_buffers(hyps, refs)  # None: a value that is not a str or has no UTF-8 form
+                    if bufs is None or bufs.candidates[2] is not None or bufs.references[2] is not None:
+                        return None  # (validity bytes: a None somewhere, which the full path judges)
+                    part = self.batch_stats(hyps, refs, per_row=False).tolist()
+                checked_add_ints(total, part)
+                nrefs.update(map(len, refs))
+        except Exception:
+            return None
+        return total, nrefs
 
     def sentence_score(self, candidate: str, references: Sequence[Optional[str]]) -> Score:
         """The score of one candidate against its references (with :meth:`sentence_metric`)."""
