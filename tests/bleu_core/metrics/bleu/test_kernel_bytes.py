@@ -34,6 +34,17 @@ def _sentences(c):
             f"&amp;{c}&quot;", f"<skipped>{c}x"]
 
 
+def assert_invalid_utf8(metric, raw: bytes):
+    """``raw`` (not UTF-8) as a candidate and as a second reference: each an error naming its row and column."""
+    cands = pa.array([b"fine", raw], pa.binary()).cast(pa.string(), safe=False)
+    with pytest.raises(BatchInputError, match="row 1, candidate: invalid UTF-8"):
+        metric.batch_stats(cands, pa.array([["a"], ["b"]]))
+    refs = pa.ListArray.from_arrays(pa.array([0, 2], pa.int32()),
+                                    pa.array([b"a", raw], pa.binary()).cast(pa.string(), safe=False))
+    with pytest.raises(BatchInputError, match=r"row 0, references\[1\]: invalid UTF-8"):
+        metric.batch_stats(["a"], refs)
+
+
 def _check(tokenize, cands, refs, lowercase=False, order=4):
     kw = dict(tokenize=tokenize, lowercase=lowercase, max_ngram_order=order)
     metric = Bleu(**kw)

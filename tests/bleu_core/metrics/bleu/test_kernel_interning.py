@@ -7,26 +7,11 @@ bytes, differ only by a trailing NUL, or run longer than any word; 13a's rewrite
 segment twice and forget the first split's tokens, in a second reference after a first). Expected
 values come from sacrebleu, run here, or from Python's decoder."""
 
-import numpy as np
-import pyarrow as pa
 import pytest
 
 from bleu_core import Bleu
-from bleu_core.errors import BatchInputError
 
-from ....oracle import sacre_corpus
-
-
-def _check(tokenize, cands, refs, lowercase=False, order=4):
-    """Per-row statistics of stats, of stats on Arrow arrays and of stats_many == sacrebleu's."""
-    kw = dict(tokenize=tokenize, lowercase=lowercase, max_ngram_order=order)
-    metric = Bleu(**kw)
-    expected = np.array(sacre_corpus(cands, refs, **kw)[1], dtype=np.int64)
-    np.testing.assert_array_equal(metric.batch_stats(cands, refs), expected)
-    np.testing.assert_array_equal(metric.batch_stats(pa.array(cands), pa.array(refs)), expected)
-    many = metric.batch_stats_many([cands, cands[::-1]], refs)
-    np.testing.assert_array_equal(many[0], expected)
-    np.testing.assert_array_equal(many[1], np.array(sacre_corpus(cands[::-1], refs, **kw)[1], dtype=np.int64))
+from .test_kernel_bytes import _check, assert_invalid_utf8
 
 
 #: every code point above ASCII: the BMP's but the surrogates, and a sample of the planes above
@@ -73,13 +58,7 @@ def test_every_lead_byte_matches_sacrebleu_or_python_decoder():
     _check("13a", valid, [[v[::-1], "a b"] for v in valid])
     metric = Bleu(tokenize="13a")
     for raw in invalid:
-        cands = pa.array([b"fine", raw], pa.binary()).cast(pa.string(), safe=False)
-        with pytest.raises(BatchInputError, match="row 1, candidate: invalid UTF-8"):
-            metric.batch_stats(cands, pa.array([["a"], ["b"]]))
-        refs = pa.ListArray.from_arrays(pa.array([0, 2], pa.int32()),
-                                        pa.array([b"a", raw], pa.binary()).cast(pa.string(), safe=False))
-        with pytest.raises(BatchInputError, match=r"row 0, references\[1\]: invalid UTF-8"):
-            metric.batch_stats(["a"], refs)
+        assert_invalid_utf8(metric, raw)
 
 
 @pytest.mark.parametrize("tokenize", ["13a", "intl", "none", "char"])

@@ -12,9 +12,9 @@ import pyarrow as pa
 import pytest
 
 from bleu_core import Bleu
-from bleu_core.errors import BatchInputError
 
 from ....oracle import sacre_corpus
+from .test_kernel_bytes import assert_invalid_utf8
 
 #: one character of each kind the scans tell apart: plain ASCII and multi-byte letters, digits
 #: (ASCII and \p{N} beyond it), \p{P} (ASCII, Latin-1, CJK), \p{S} (ASCII and beyond), whitespace
@@ -86,10 +86,4 @@ def test_invalid_utf8_in_runs_names_row_and_column(tokenize):
     for raw in INVALID:
         with pytest.raises(UnicodeDecodeError):  # the expectation: Python's strict decoder refuses it
             raw.decode("utf-8")
-        cands = pa.array([b"fine", raw], pa.binary()).cast(pa.string(), safe=False)
-        with pytest.raises(BatchInputError, match="row 1, candidate: invalid UTF-8"):
-            metric.batch_stats(cands, pa.array([["a"], ["b"]]))
-        refs = pa.ListArray.from_arrays(pa.array([0, 2], pa.int32()),
-                                        pa.array([b"a", raw], pa.binary()).cast(pa.string(), safe=False))
-        with pytest.raises(BatchInputError, match=r"row 0, references\[1\]: invalid UTF-8"):
-            metric.batch_stats(["a"], refs)
+        assert_invalid_utf8(metric, raw)
