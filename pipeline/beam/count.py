@@ -23,6 +23,7 @@ from bleu_core.sums import checked_add
 from ..groups import accumulate as acc_ops, grouptable
 from ..io.inputs import InputSpec, PipelineInputError
 from ..io.keep import Keep, keep_mask
+from ..io.outputs import create_part
 from .autotok import AUTO_TOKENIZERS, AutoBleu, tokenizer_codes
 
 __all__ = ["CORPUS_KEY", "IN_PROCESS_PAIRS", "NAMESPACE", "N_SHARDS", "BatchToStats", "InProcessPairs", "StatsConfig",
@@ -443,6 +444,6 @@ class BatchToStats(beam.DoFn):
             table = table.filter(pa.array(mask))
         name = hashlib.sha1(f"{source}\0{first_row}\0{cand_col}".encode()).hexdigest()[:20]
         path = FileSystems.join(self.config.sentence_dir, f"part-{name}.parquet")
-        with FileSystems.create(path) as fh:
+        with create_part(path) as fh:
             pq.write_table(table, fh)
         return path, table.num_rows, batch.num_rows - table.num_rows

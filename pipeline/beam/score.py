@@ -13,6 +13,7 @@ from bleu_core import scoring
 from ..groups import grouptable, results
 from ..groups.results import Significance, as_metric_set
 from ..io.inputs import InputSpec
+from ..io.outputs import create_part
 from .pairing import none_last
 
 __all__ = ["ScoreShards", "score_groups", "scored_groups"]
@@ -89,7 +90,7 @@ class ScoreShards(beam.DoFn):
             yield "systems", g, sorted(set(table.keys.column(system).to_pylist()), key=none_last)
         path = FileSystems.join(self.parts_dir, f"set-{g:04d}-shard-{shard:04d}.parquet")
         n = 0
-        with FileSystems.create(path) as fh:  # a retried bundle writes the same file again
+        with create_part(path) as fh:  # a retried bundle writes the same file again
             writer = None
             for docs in score_groups(self.metrics, self.spec.group_by[g], table, self.sig, system):
                 # score_groups gives the table's groups in its order: this chunk's keys are the next rows

@@ -29,8 +29,8 @@ from . import mtme, ownership
 from .inputs import InputSpec, PipelineInputError
 
 __all__ = ["PLACEHOLDER", "SUMMARY_GROUPS", "Finalize", "OutputConfig", "TableWriter", "check_baseline",
-           "check_groups_output", "check_segments", "commit", "exists", "finish_sentence_dir", "grouping_sets",
-           "merged_parts", "prepare_staging", "read_summary"]
+           "check_groups_output", "check_segments", "commit", "create_part", "exists", "finish_sentence_dir",
+           "grouping_sets", "merged_parts", "prepare_staging", "read_summary"]
 
 
 @dataclass(frozen=True)
@@ -112,6 +112,23 @@ def _write(path: str, data: bytes) -> None:
 
     with FileSystems.create(path, compression_type="uncompressed") as fh:
         fh.write(data)
+
+
+def create_part(path: str):
+    """A part's file inside a staging directory the driver made (:func:`prepare_staging`), opened
+    for writing (a retried bundle writes the same file again). A local directory that is gone is
+    not made again, as Beam's ``FileSystems.create`` would: an SDK worker that outlives its killed
+    driver must not bring back a staging directory that the next run removed (FileNotFoundError
+    naming the directory). Object stores have no directories: there, Beam's ``FileSystems``."""
+    if ownership.is_url(path):
+        from apache_beam.io.filesystems import FileSystems
+
+        return FileSystems.create(path)
+    try:
+        return open(path, "wb")
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{os.path.dirname(path)}: the staging directory is gone (its run ended, or a "
+                                "later run removed what it left); the part was not written") from None
 
 
 def _csv_field(value) -> str:
