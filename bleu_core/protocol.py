@@ -444,23 +444,39 @@ class Metric:
         if (not self.plain_buffers or type(candidates) not in (list, tuple) or type(references) not in (list, tuple)
                 or not candidates or len(candidates) != len(references)):
             return None
-        from .kernels.buffers import list_buffers, python_rows, shared
         from .sums import checked_add_ints
 
         total, nrefs = [0] * self.width, set()
-        try:
-            for i in range(0, len(candidates), CHUNK):
-                hyps, refs = list(candidates[i:i + CHUNK]), list(references[i:i + CHUNK])
-                with shared(), python_rows():
-                    bufs = list_buffers(hyps, refs)  # None: a value that is not a str or has no UTF-8 form
-                    if bufs is None or bufs.candidates[2] is not None or bufs.references[2] is not None:
-                        return None  # (validity bytes: a None somewhere, which the full path judges)
-                    part = self.batch_stats(hyps, refs, per_row=False).tolist()
+        for i in range(0, len(candidates), CHUNK):
+            hyps, refs = list(candidates[i:i + CHUNK]), list(references[i:i + CHUNK])
+            part = self.plain_totals(hyps, refs)
+            if part is None:
+                return None
+            try:
                 checked_add_ints(total, part)
-                nrefs.update(map(len, refs))
+            except OverflowError:
+                return None
+            nrefs.update(map(len, refs))
+        return total, nrefs
+
+    def plain_totals(self, candidates, references) -> Optional[List[int]]:
+        """The column sums of :meth:`batch_stats` as Python ints, summed by the kernels (no row per pair,
+        no numpy), for lists the kernels read as they are: ``candidates`` of ``str``, ``references`` one
+        list of ``str`` per candidate (or a :class:`~bleu_core.kernels.buffers.RowLists`), no None. None
+        for any other input, for any that fails, and for a metric without :attr:`plain_buffers`: the
+        caller's checked path then scores it or raises its error."""
+        if not self.plain_buffers:
+            return None
+        from .kernels.buffers import list_buffers, python_rows, shared
+
+        try:
+            with shared(), python_rows():
+                bufs = list_buffers(candidates, references)  # None: a value not a str, or without UTF-8 form
+                if bufs is None or bufs.candidates[2] is not None or bufs.references[2] is not None:
+                    return None  # (validity bytes: a None somewhere, which the checked path judges)
+                return self.batch_stats(candidates, references, per_row=False).tolist()
         except Exception:
             return None
-        return total, nrefs
 
     def sentence_score(self, candidate: str, references: Sequence[Optional[str]]) -> Score:
         """The score of one candidate against its references (with :meth:`sentence_metric`)."""

@@ -26,7 +26,8 @@ import os
 import sys
 from typing import Dict, Sequence, Tuple
 
-__all__ = ["AWS_MODULES", "ArrowWithoutPandas", "GCP_MODULES", "MONGO_MODULES", "PANDAS_MODULES", "blocked_modules", "import_beam"]
+__all__ = ["AWS_MODULES", "ArrowWithoutPandas", "GCP_MODULES", "MONGO_MODULES", "PANDAS_MODULES", "blocked_modules",
+           "import_beam"]
 
 #: Beam's ``dataframe`` extra: imported by ``apache_beam.typehints`` only to register converters
 PANDAS_MODULES = ("pandas",)

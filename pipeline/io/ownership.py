@@ -255,9 +255,10 @@ def _stat(pid: int) -> Optional[List[bytes]]:
         return None
 
 
-def _start_time(pid: int) -> Optional[int]:
-    """When process ``pid`` started (``/proc/PID/stat``'s 22nd field, clock ticks since boot), or None."""
-    fields = _stat(pid)
+def _start_time(pid: int, fields: Optional[List[bytes]] = None) -> Optional[int]:
+    """When process ``pid`` started (``/proc/PID/stat``'s 22nd field, clock ticks since boot), or
+    None; ``fields``: that file's :func:`_stat`, when read already."""
+    fields = fields or _stat(pid)
     try:
         return int(fields[19]) if fields else None
     except (IndexError, ValueError):
@@ -303,7 +304,7 @@ def _alive(pid: int, start: Optional[int] = None) -> bool:
     if fields[:1] in ([b"Z"], [b"X"]):
         return False
     if start is not None:
-        now = _start_time(pid)
+        now = _start_time(pid, fields)
         return now is None or now == start
     return True
 
@@ -489,12 +490,13 @@ def _write_synced(path: str, doc: Dict, exclusive: bool) -> None:
 def write_journals(entries: Sequence[Dict]) -> List[str]:
     """Before a commit's renames: the journal, one copy beside each local target, each listing every
     rename of the set (``staged``, ``target``, ``old``: where an earlier output at the target is
-    moved aside, or None) and the writing process (``pid``, and ``process``: ``PID@START``), in state ``renaming``. Until the copies
-    are gone the set is not committed: :func:`recover_commit` undoes it (any copy ``renaming``) or
-    finishes it (a copy ``committed``: :func:`mark_committed`). Returns the journals' paths."""
+    moved aside, or None) and the writing process (``pid``, and ``process``: ``PID@START``), in
+    state ``renaming``. Until the copies are gone the set is not committed: :func:`recover_commit`
+    undoes it (any copy ``renaming``) or finishes it (a copy ``committed``: :func:`mark_committed`).
+    Returns the journals' paths."""
     paths = [journal_path(e["target"]) for e in entries]
-    doc = {"written_by": "beambleu", "pid": os.getpid(), "process": _me(), "state": "renaming", "entries": list(entries),
-           "journals": paths}
+    doc = {"written_by": "beambleu", "pid": os.getpid(), "process": _me(), "state": "renaming",
+           "entries": list(entries), "journals": paths}
     for path in paths:
         _write_synced(path, doc, exclusive=True)
     return paths

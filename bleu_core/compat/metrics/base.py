@@ -12,7 +12,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from ... import formats, scoring
-from ...kernels.buffers import RowLists, all_utf8, list_buffers, python_rows, shared
+from ...kernels.buffers import RowLists, all_utf8
 from ...resampling import counter as bootstrap, sacrebleu as nr
 from ...signature import SignatureFields
 from ...sums import column_sums
@@ -287,13 +287,8 @@ class _Metric(ABC):
             refs, num_refs = RowLists.of_streams(references), len(references)
         if len(refs) != len(hyps):
             return None
-        try:
-            with shared(), python_rows():
-                bufs = list_buffers(hyps, refs)  # None: a value that is not a str, or has no UTF-8 form
-                if bufs is None or bufs.candidates[2] is not None or bufs.references[2] is not None:
-                    return None  # (validity bytes: a None, which the full path judges)
-                totals = self._metric.batch_stats(hyps, refs, per_row=False).tolist()
-        except Exception:
+        totals = self._metric.plain_totals(hyps, refs)
+        if totals is None:
             return None
         if num_refs is not None:
             self.num_refs = num_refs
