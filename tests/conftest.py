@@ -1,3 +1,7 @@
+import os
+import shutil
+import tempfile
+
 import pytest
 
 from .oracle import corpora, spm_dir, spm_home  # noqa: F401  (fixtures)
@@ -14,6 +18,18 @@ def _kernels() -> str:
 
 def pytest_configure(config):
     _kernels()
+    # beambleu's cache folder (the Unicode flag table: bleu_core/tokenizers/_unicode.py) is the session's own,
+    # shared by xdist's workers and the commands tests run (they inherit it), removed at the end
+    if "BEAMBLEU_CACHE_DIR" not in os.environ:
+        config._beambleu_cache = tempfile.mkdtemp(prefix="beambleu-test-cache-")
+        os.environ["BEAMBLEU_CACHE_DIR"] = config._beambleu_cache
+
+
+def pytest_unconfigure(config):
+    cache = getattr(config, "_beambleu_cache", None)
+    if cache is not None:
+        shutil.rmtree(cache, ignore_errors=True)
+        os.environ.pop("BEAMBLEU_CACHE_DIR", None)
 
 
 def pytest_report_header(config):

@@ -2,14 +2,18 @@
 
 Bits (see ``_bleu.c``): 1 = ``\\p{N}``, 2 = ``\\p{P}``, 4 = ``\\p{S}`` as the installed
 ``regex`` module classifies them (sacrebleu's ``intl`` uses that module), 8 = Chinese character
-as sacrebleu's ``zh`` range comparisons decide. Computed once per process from those sources,
-never from a copy of their data, so the kernel agrees with them whatever their versions.
+as sacrebleu's ``zh`` range comparisons decide. Computed from those sources, never from a copy
+of their data, so the kernel agrees with them whatever their versions; the whole table (~0.3
+CPU-s to compute) is kept in the cache folder (:func:`cache_dir`) under a key naming the
+``regex`` installation's files (name, size, modification time) and this module's definitions,
+and read from there by later processes, which then import neither ``regex`` nor numpy.
 """
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
-from typing import Iterable, List, Tuple
+from typing import Iterable, List, Optional, Tuple
 
 __all__ = ["F_N", "F_P", "F_S", "F_ZH", "UCODE_RANGES", "UNI_SIZE", "chinese_ranges", "flag_table", "flag_table_for",
            "is_chinese_char"]
@@ -99,8 +103,129 @@ def chinese_ranges() -> List[Tuple[int, int]]:
     return out
 
 
+def cache_dir() -> Optional[str]:
+    """beambleu's cache folder: ``$BEAMBLEU_CACHE_DIR``, else ``$XDG_CACHE_HOME/beambleu``, else
+    ``~/.cache/beambleu``; None when ``BEAMBLEU_CACHE_DIR`` is set and empty (no cache)."""
+    where = os.environ.get("BEAMBLEU_CACHE_DIR")
+    if where is not None:
+        return where or None
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return os.path.join(xdg or os.path.join(os.path.expanduser("~"), ".cache"), "beambleu")
+
+
+#: the cached table's file format; a change of what the table means changes it
+_FORMAT = b"beambleu unicode flags 1"
+
+
+def _regex_files() -> Optional[str]:
+    """The ``regex`` module's files as ``name:size:mtime_ns`` (the module this process would
+    import, found as ``import`` finds it, not imported), or None when it cannot be told."""
+    import sys
+
+    module = sys.modules.get("regex")
+    origin = getattr(module, "__file__", None)
+    if origin is None:
+        from importlib.machinery import PathFinder
+
+        spec = PathFinder.find_spec("regex")
+        origin = spec.origin if spec is not None else None
+    if not origin or not origin.endswith("__init__.py"):
+        return None
+    folder = os.path.dirname(os.path.abspath(origin))
+    try:
+        with os.scandir(folder) as entries:
+            files = sorted((e.name, e.stat()) for e in entries if e.is_file() and not e.name.startswith("."))
+    except OSError:
+        return None
+    return f"{folder}|" + "|".join(f"{name}:{st.st_size}:{st.st_mtime_ns}" for name, st in files)
+
+
+def _cache_key() -> Optional[bytes]:
+    """What the whole table is a function of: the ``regex`` installation, the classes and zh's ranges."""
+    files = _regex_files()
+    if files is None:
+        return None
+    return b"\n".join([_FORMAT, files.encode("utf-8", "surrogateescape"),
+                       repr((_CLASSES, UCODE_RANGES)).encode("utf-8", "backslashreplace")])
+
+
+def _cache_path(key: bytes) -> Optional[str]:
+    import zlib
+
+    folder = cache_dir()
+    if folder is None:
+        return None
+    return os.path.join(folder, "unicode", f"flags-{zlib.crc32(key):08x}.bin")
+
+
+def _read_cached(path: str, key: bytes) -> Optional[bytes]:
+    """The table kept at ``path`` if it was made under ``key`` and is whole (its CRC-32 checked)."""
+    import zlib
+
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    head = len(key) + 1
+    table = data[head + 4:]
+    if data[:head] != key + b"\n" or len(table) != UNI_SIZE or int.from_bytes(data[head:head + 4], "big") != \
+            zlib.crc32(table):
+        return None
+    return table
+
+
+def _write_cached(path: str, key: bytes, table: bytes) -> None:
+    """Keep the table at ``path`` (written beside it, then renamed: readers see it whole or not
+    at all). A cache that cannot be written only costs the next process the computation."""
+    import zlib
+
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(tmp, "wb") as fh:
+            fh.write(key + b"\n" + zlib.crc32(table).to_bytes(4, "big") + table)
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+def _cached_location() -> Optional[Tuple[str, bytes]]:
+    key = _cache_key()
+    path = _cache_path(key) if key is not None else None
+    return (path, key) if path is not None else None
+
+
+def _can_keep(where) -> bool:
+    """The whole table is kept at ``where`` already, or its folder can be made and written."""
+    if where is None:
+        return False
+    if os.path.exists(where[0]):
+        return True
+    folder = os.path.dirname(where[0])
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError:
+        return False
+    return os.access(folder, os.W_OK)
+
+
 @lru_cache(maxsize=None)
 def flag_table() -> bytes:
+    """The whole table: kept from an earlier process (:func:`cache_dir`), else computed and kept."""
+    where = _cached_location()
+    table = _read_cached(*where) if where is not None else None
+    if table is None:
+        table = _compute_flag_table()
+        if where is not None:
+            _write_cached(*where, table)
+    return table
+
+
+def _compute_flag_table() -> bytes:
     import numpy as np
     import regex
 
@@ -127,9 +252,10 @@ def flag_table_for(strings: Iterable[str], lowercase: bool) -> bytes:
     intl/zh scans, and its ASCII table, built from all of ASCII). Building it for a few thousand
     lines costs about a millisecond, where the whole table costs ~0.3 CPU-s (the ``regex`` module
     run over every code point): what ``score -tok intl`` on a small file paid. The whole table when
-    it is built already, when the text is large (:data:`SMALL_TEXT`) or holds a value that is not
-    a str (the kernel's caller judges it)."""
-    if flag_table.cache_info().currsize:
+    it is built already or can be kept in the cache folder (:func:`flag_table`: computed once,
+    read by every later process), when the text is large (:data:`SMALL_TEXT`) or holds a value
+    that is not a str (the kernel's caller judges it)."""
+    if flag_table.cache_info().currsize or _can_keep(_cached_location()):
         return flag_table()
     text = []
     size = 0

@@ -39,6 +39,7 @@ def small_tables(monkeypatch):
         importlib.import_module(f"bleu_core.tokenizers.{name}")
 
     monkeypatch.setattr(_unicode, "flag_table", _NotBuilt())
+    monkeypatch.setenv("BEAMBLEU_CACHE_DIR", "")  # no kept table either (test_flag_table_cache.py: with one)
 
 
 @pytest.mark.parametrize("tokenize", ["intl", "zh"])
@@ -69,5 +70,6 @@ def test_the_whole_table_when_the_text_is_large_or_not_strings(monkeypatch):
     monkeypatch.setattr(_unicode, "flag_table", type("T", (), {"cache_info": _NotBuilt.cache_info,
                                                              "__call__": lambda self: whole})())
     monkeypatch.setattr(_unicode, "SMALL_TEXT", 10)
+    monkeypatch.setenv("BEAMBLEU_CACHE_DIR", "")
     assert _unicode.flag_table_for(["abcdef", "ghijkl"], lowercase=False) is whole
     assert _unicode.flag_table_for(["abc", b"def"], lowercase=False) is whole
