@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import signal
+import sys
 import threading
 from typing import Callable
 
@@ -53,6 +55,20 @@ def terminate_as_interrupt():
         signal.signal(signal.SIGTERM, previous)
 
 
+def _columns() -> int:
+    """The terminal's width as :func:`shutil.get_terminal_size` gives it (``COLUMNS`` first), without importing shutil."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
 class Parser(argparse.ArgumentParser):
     """``argparse`` without abbreviations: ``allow_abbrev=False`` (``--lower`` is not
     ``--lowercase``) and, which that flag does not do in Python 3.11, no prefix matching of
@@ -64,6 +80,12 @@ class Parser(argparse.ArgumentParser):
     def __init__(self, *args, **kwargs):
         kwargs["allow_abbrev"] = False
         super().__init__(*args, **kwargs)
+
+    def _get_formatter(self):
+        # argparse's formatter imports shutil (and with it bz2 and lzma) for the terminal's width on
+        # every parser and argument (it validates metavars with one): `score`'s start-up. The same
+        # width, found as shutil.get_terminal_size finds it: $COLUMNS, else the terminal's, else 80
+        return self.formatter_class(prog=self.prog, width=_columns() - 2)
 
     def error(self, message):
         """Bad usage is one line (the house rule; argparse would print the usage block first) and

@@ -32,15 +32,16 @@ from typing import TYPE_CHECKING, List
 from ...kernels import use_reference
 from ...protocol import Metric, Option, Stat, checked_pairs, reference_batch_stats
 from ...sums import check_int64, statistics_values
-from .kernel import chrf_batch_stats, chrf_batch_stats_many
-from .reference import char_ngrams, order_stats, split_words, word_ngrams
-from .score import ChrfScore, ChrfSignature, chrf_name, f_score
+
+# .kernel (the compiled kernel), .reference and .score are imported where they are used: a command
+# line that does not score chrF (`beambleu score` with BLEU) builds chrF's options without them
 
 if TYPE_CHECKING:  # numpy, pyarrow and the resampling arithmetic are imported by the functions that need them
     import numpy as np
     import pyarrow as pa
 
     from .resampling import ChrfArithmetic
+    from .score import ChrfScore, ChrfSignature
 
 __all__ = ["MAX_ORDER", "Chrf", "corpus_chrf", "sentence_chrf"]
 
@@ -120,6 +121,8 @@ class Chrf(Metric):
     @property
     def name(self) -> str:
         """sacrebleu's score name: ``chrF2``, and one ``+`` per word order (``chrF2++``)."""
+        from .score import chrf_name
+
         return chrf_name(self.beta, self.word_order)
 
     @property
@@ -142,6 +145,8 @@ class Chrf(Metric):
     def ngram_counts(self, text: str) -> list[Counter]:
         """The counted n-grams of one text: character orders 1..char_order, then word orders
         1..word_order."""
+        from .reference import char_ngrams, split_words, word_ngrams
+
         if self.lowercase:
             text = text.lower()
         chars = text if self.whitespace else "".join(text.split())
@@ -154,6 +159,8 @@ class Chrf(Metric):
     def pair_stats(self, candidate: str, references: Sequence[str | None]) -> list[int]:
         """Statistics of one candidate: those against the reference with the best F-score
         (``None`` references are missing; the first reference wins a tie)."""
+        from .reference import order_stats
+
         hyp = self.ngram_counts(candidate)
         best, best_f = None, -1.0
         for ref in references:
@@ -182,6 +189,8 @@ class Chrf(Metric):
         :meth:`scalar_stats` under ``BEAMBLEU_KERNELS=python`` (:mod:`bleu_core.kernels`)."""
         if use_reference():
             return reference_batch_stats(self, candidates, references, per_row)
+        from .kernel import chrf_batch_stats
+
         return chrf_batch_stats(candidates, references, per_row=per_row, **asdict(self))
 
     def batch_stats_many(self, systems, references, per_row: bool = True) -> List[np.ndarray]:
@@ -190,6 +199,8 @@ class Chrf(Metric):
         ``BEAMBLEU_KERNELS=python``, :meth:`batch_stats` system by system."""
         if use_reference():
             return super().batch_stats_many(systems, references, per_row=per_row)
+        from .kernel import chrf_batch_stats_many
+
         return chrf_batch_stats_many(systems, references, per_row=per_row, **asdict(self))
 
     # -- scores ----------------------------------------------------------------------------------
@@ -227,14 +238,20 @@ class Chrf(Metric):
         undefined). With ``eps_smoothing`` the score is the mean of the per-order F-beta
         scores. Otherwise precision and recall are each averaged over the orders where both
         texts have n-grams (the effective order), and F-beta is taken of the two averages."""
+        from .score import f_score
+
         return f_score(self._checked_values(stats), self.beta, self.eps_smoothing)
 
     def signature(self, nrefs, n_bootstrap: int | None = None, seed: int | None = None) -> ChrfSignature:
+        from .score import ChrfSignature
+
         return ChrfSignature(self, nrefs, n_bootstrap, seed)
 
     def score(self, stats, nrefs=None, n_bootstrap: int | None = None, seed: int | None = None) -> ChrfScore:
         """The score of a totals vector; ``nrefs`` fills the signature (with ``bs:``/``seed:``
         when ``n_bootstrap`` is given)."""
+        from .score import ChrfScore, f_score
+
         values = self._checked_values(stats)
         sig = None if nrefs is None else self.signature(nrefs, n_bootstrap, seed)
         score = f_score(values, self.beta, self.eps_smoothing)

@@ -66,7 +66,6 @@ from ...kernels import use_reference
 from ...protocol import (CHUNK, Metric, Option, Stat, checked_chunks, checked_pairs, reference_batch_stats,
                          reference_counts)
 from ...sums import check_int64, checked_add, column_sums, statistics_values
-from .kernel import ter_batch_stats
 from .reference import EDIT_NAMES, MAX_REFS, STAT_NAMES, STATS_WIDTH, shift_search, tercom_words
 from .score import TerScore, TerSignature, ter_rate
 
@@ -178,6 +177,8 @@ class Ter(Metric):
         if use_reference():  # with normalized, the kernel path checks the batch's UTF-8 first
             return reference_batch_stats(self, candidates, references, per_row, utf8_first=self.normalized,
                                          max_refs=MAX_REFS)
+        from .kernel import ter_batch_stats  # (the compiled kernel: loaded when first used)
+
         return ter_batch_stats(candidates, references, case_sensitive=self.case_sensitive,
                                normalized=self.normalized, no_punct=self.no_punct,
                                asian_support=self.asian_support, per_row=per_row)
