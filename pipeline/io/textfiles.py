@@ -43,6 +43,8 @@ CHUNK_BYTES = 64 << 20
 _BOMS = ((b"\xff\xfe\x00\x00", "UTF-32 LE"), (b"\x00\x00\xfe\xff", "UTF-32 BE"),
          (b"\xff\xfe", "UTF-16 LE"), (b"\xfe\xff", "UTF-16 BE"))
 _BLOCK = 1 << 20
+#: bytes read at a time by UTF-8 inputs' line reader (``_Segments._utf8_file_lines``)
+_LINE_BLOCK = 1 << 16
 
 
 class InputError(CoreInputError):
@@ -133,6 +135,9 @@ class _Segments:
         self.max_line_bytes, self.n, self.width = max_line_bytes, 0, self.source.fields
         self._read = read  # bytes read, shared by the files read in lockstep
         self._binary = _byte_lines(self.source.encoding) and not self.source.universal_newlines
+        # plain UTF-8 files and standard input of one field a line (not gzip: its errors name the line a read
+        # fails at; not tab-separated fields, whose errors name the line being split)
+        self._utf8 = self._binary and codecs.lookup(self.source.encoding).name == "utf-8"
         self._index, self._textio, self._done = 0, None, 0  # _done: lines of the paths read before
         self.path = self.source.paths[0]
         self._fh = self._open()
@@ -211,11 +216,72 @@ class _Segments:
         self._fh = self._open()
         return True
 
+    def _utf8_file_lines(self) -> Iterator[str]:
+        """The current file's lines, ``rstrip()``-ed, for UTF-8 read as bytes: what
+        :meth:`_file_lines` gives, read and decoded a block of lines at a time (a UTF-8 newline
+        byte is never inside a character, so a block of whole lines decodes as its lines do). A
+        block that does not decode is decoded line by line, which names the first bad one; a line
+        longer than ``max_line_bytes`` is an error once the lines before it are given, and memory
+        holds at most a block and one line."""
+        limit = self.max_line_bytes + 1
+        fh = self._fh
+        read_some = getattr(fh, "read1", fh.read)  # (a pipe: what has arrived, not a whole block)
+        tail = b""
+        try:
+            while True:
+                block = read_some(_LINE_BLOCK)
+                if not block:
+                    break
+                if tail:
+                    block = tail + block
+                end = block.rfind(b"\n") + 1
+                tail = block[end:]
+                if end:
+                    yield from self._utf8_block(block[:end - 1], limit)
+                if len(tail) >= limit:
+                    self.n += 1
+                    raise InputError(self.path, f"longer than {self.max_line_bytes} bytes; raise --max-line-bytes "
+                                                "to read it", self.n)
+        except (OSError, EOFError, zlib.error) as exc:  # raised by the reads (the consumer's never reach here)
+            raise self._read_error(exc) from None
+        if tail:  # the last line, without its newline
+            yield from self._utf8_block(tail, limit, newline=False)
+
+    def _utf8_block(self, block: bytes, limit: int, newline: bool = True):
+        """The lines of ``block`` (whole lines, the last newline left off), counted and ``rstrip()``-ed."""
+        self._read[0] += len(block) + newline
+        try:
+            lines = block.decode("utf-8").split("\n")
+        except UnicodeDecodeError:
+            lines = None
+        if lines is None or (len(block) >= limit and any(len(raw) >= limit for raw in block.split(b"\n"))):
+            return self._utf8_lines_one_by_one(block.split(b"\n"), limit)
+        self.n += len(lines)
+        return [line.rstrip() for line in lines]
+
+    def _utf8_lines_one_by_one(self, raws: List[bytes], limit: int) -> Iterator[str]:
+        """:meth:`_utf8_block` of a block holding a line that is too long or does not decode: its
+        lines one at a time, then the error naming that line when it is asked for (as the line
+        reader gives them: files read in lockstep report the first bad row of any of them)."""
+        for raw in raws:
+            self.n += 1
+            if len(raw) >= limit:
+                raise InputError(self.path, f"longer than {self.max_line_bytes} bytes; raise --max-line-bytes "
+                                            "to read it", self.n)
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise self._decode_error(raw, exc) from None
+            yield line.rstrip()
+
     def _lines(self) -> Iterator[str]:
         """Every path's lines in turn, ``rstrip()``-ed."""
         while True:
-            for line in self._file_lines():
-                yield line.rstrip()
+            if self._utf8 and self.source.fields == 1 and not isinstance(self._fh, gzip.GzipFile):
+                yield from self._utf8_file_lines()
+            else:
+                for line in self._file_lines():
+                    yield line.rstrip()
             if not self._next_file():
                 return
 
@@ -309,7 +375,9 @@ def iter_chunks(hyp_sources: Sequence, ref_sources: Sequence, max_line_bytes: in
     try:
         for source in [*hyp_sources, *ref_sources]:
             files.append(_Segments(source, max_line_bytes, read))
-        rows = zip(*files)
+        # one field per line everywhere (no tab-separated systems or references): rows of strings
+        plain = all(f.source.fields == 1 for f in files)
+        rows = zip(*(f._lines() for f in files)) if plain else zip(*files)
         exhausted = False
         while not exhausted:
             block: list = []
@@ -320,10 +388,16 @@ def iter_chunks(hyp_sources: Sequence, ref_sources: Sequence, max_line_bytes: in
                     break
             else:
                 exhausted = True
-            if block:
+            if not block:
+                continue
+            if plain:
+                columns = list(zip(*block))
+                hyps = [list(c) for c in columns[:k]]
+                refs = [[r] for r in columns[k]] if len(files) == k + 1 else [list(r[k:]) for r in block]
+            else:
                 hyps = [list(c) for f in range(k) for c in zip(*(row[f] for row in block))]
                 refs = [[r for f in row[k:] for r in f] for row in block]
-                yield hyps, refs
+            yield hyps, refs
         counts = [f.count_rest() for f in files]
     finally:
         for f in files:

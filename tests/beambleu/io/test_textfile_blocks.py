@@ -1,0 +1,129 @@
+"""UTF-8 text files read a block of lines at a time (``_Segments._utf8_file_lines``) give the lines a
+line-at-a-time reader gives: Python's ``bytes.split(b"\\n")``, decoded and ``rstrip()``-ed, written
+out in each test; errors name the same line and column, in the same order when files are read in
+lockstep. Blocks are made tiny here so that lines, characters and errors straddle them."""
+
+from __future__ import annotations
+
+import gzip
+import random
+
+import pytest
+
+from beambleu.io import textfiles
+from beambleu.io.textfiles import InputError, iter_chunks
+
+PIECES = ["a", "b c", " ", "\t", "\r", "é", "東京", "\U0001F600", "\u00a0", "\u2028", "\x85", "\x1c", "x" * 40, ""]
+
+
+def _expected(data: bytes):
+    """The lines as sacrebleu's reading gives them: split at b"\\n" only, a final newline ending the
+    last line, each decoded and rstrip()-ed."""
+    if not data:
+        return []
+    raws = data.split(b"\n")
+    if raws[-1] == b"":
+        raws.pop()
+    return [raw.decode("utf-8").rstrip() for raw in raws]
+
+
+def _read(path, max_line_bytes=textfiles.MAX_LINE_BYTES):
+    seg = textfiles._Segments(str(path), max_line_bytes, [0])
+    try:
+        return [row[0] for row in seg]
+    finally:
+        seg.close()
+
+
+@pytest.fixture(params=[1, 2, 3, 7, 64, 1 << 16])
+def block(request, monkeypatch):
+    monkeypatch.setattr(textfiles, "_LINE_BLOCK", request.param)
+    return request.param
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_random_files_read_as_their_lines(tmp_path, block, seed):
+    rng = random.Random(seed)
+    lines = ["".join(rng.choice(PIECES) for _ in range(rng.randint(0, 6))) for _ in range(rng.randint(0, 60))]
+    data = "\n".join(lines).encode("utf-8") + rng.choice([b"", b"\n", b"\r\n", b"\n\n"])
+    path = tmp_path / "f.txt"
+    path.write_bytes(data)
+    assert _read(path) == _expected(data)
+    # the same bytes gzipped go through the line-at-a-time reader
+    gz = tmp_path / "f.txt.gz"
+    gz.write_bytes(gzip.compress(data))
+    assert _read(gz) == _expected(data)
+
+
+@pytest.mark.parametrize("data, expected", [
+    (b"", []),
+    (b"\n", [""]),
+    (b"a", ["a"]),
+    (b"a\n\nb", ["a", "", "b"]),
+    (b"a \t\r\nb\x0b\n", ["a", "b"]),
+    ("x\u2028y\x85 \n".encode(), ["x\u2028y"]),  # U+2028 and NEL end no line (bytes are split at \n only)
+])
+def test_written_out_cases(tmp_path, block, data, expected):
+    path = tmp_path / "f.txt"
+    path.write_bytes(data)
+    assert _read(path) == expected
+
+
+@pytest.mark.parametrize("data, line, column, byte", [
+    (b"ok\nfine\n\xffbad\n", 3, 1, 0xFF),
+    (b"ok\nab\xe6\x9d\n", 2, 3, 0xE6),  # a character cut by the newline
+    ("\u6771\u4eac\n\u6771".encode() + b"\x80\n", 2, 2, 0x80),
+])
+def test_invalid_utf8_names_line_and_column(tmp_path, block, data, line, column, byte):
+    path = tmp_path / "f.txt"
+    path.write_bytes(data)
+    with pytest.raises(InputError) as err:
+        _read(path)
+    assert str(err.value).endswith(f"line {line}, column {column}: invalid UTF-8 (byte 0x{byte:02x})"), str(err.value)
+
+
+@pytest.mark.parametrize("data, ok, bad", [
+    (b"12345\n123456\n", None, 2),   # 6 bytes where 5 are allowed
+    (b"12345\n12345", ["12345", "12345"], None),  # exactly the limit, the last line without a newline
+    (b"1\n1234567890123", None, 2),  # too long and never ended
+    (b"12345\n\n1234567", None, 3),
+])
+def test_line_length_limit(tmp_path, block, data, ok, bad):
+    path = tmp_path / "f.txt"
+    path.write_bytes(data)
+    if bad is None:
+        assert _read(path, max_line_bytes=5) == ok
+        return
+    with pytest.raises(InputError) as err:
+        _read(path, max_line_bytes=5)
+    assert f"line {bad}: longer than 5 bytes" in str(err.value)
+
+
+def test_lockstep_reports_the_first_bad_row_of_any_file(tmp_path, block):
+    """Files read side by side: the first row at which either file is bad is the one named, whichever
+    file holds it, as reading a line at a time does."""
+    hyp, ref = tmp_path / "hyp.txt", tmp_path / "ref.txt"
+    hyp.write_bytes(b"a\n" * 9 + b"\xff\n" + b"a\n" * 5)  # bad at line 10
+    ref.write_bytes(b"a\n" * 3 + b"\xfe\n" + b"a\n" * 11)  # bad at line 4
+    with pytest.raises(InputError) as err:
+        list(iter_chunks([str(hyp)], [str(ref)]))
+    assert str(err.value).endswith("ref.txt: line 4, column 1: invalid UTF-8 (byte 0xfe)")
+
+
+@pytest.mark.parametrize("refs", [1, 2, 3])
+def test_chunks_of_several_files(tmp_path, block, refs):
+    rng = random.Random(refs)
+    n = 50
+    files = []
+    for name in ["hyp", *[f"ref{i}" for i in range(refs)]]:
+        lines = ["".join(rng.choice(PIECES) for _ in range(rng.randint(0, 4))) for _ in range(n)]
+        path = tmp_path / f"{name}.txt"
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        files.append((str(path), [line.rstrip() for line in lines]))
+    hyps, got = [], []
+    for h, r in iter_chunks([files[0][0]], [p for p, _ in files[1:]], max_rows=7, max_bytes=50):
+        assert len(h) == 1 and len(h[0]) == len(r) <= 7
+        hyps += h[0]
+        got += r
+    assert hyps == files[0][1]
+    assert got == [[lines[i] for _, lines in files[1:]] for i in range(n)]
