@@ -3,6 +3,8 @@
     python -m benchmarks.startup                        # 10, 100, 2,000 and 100,000 lines, best of 7
     python -m benchmarks.startup --sizes 10 --rounds 15
     python -m benchmarks.startup --python /tmp/lean/bin/python   # another environment (a lean venv)
+    python -m benchmarks.startup --sizes 2000 --args="-tok intl"  # the same options given to both commands
+    python -m benchmarks.startup --files REF HYP --args="-tok intl"  # these two files instead of the corpus's lines
 
 Each command is a fresh process (``python -m beambleu score REF -i HYP`` and ``python -m sacrebleu
 REF -i HYP``, 1 reference, BLEU, JSON), its CPU time (user + system) read from the rusage of
@@ -30,6 +32,7 @@ import os
 import platform
 import re
 import resource
+import shlex
 import shutil
 import subprocess
 import sys
@@ -57,9 +60,9 @@ def write_files(size: int, workdir: Path, corpora: Path):
     return ref, hyp, source
 
 
-def commands(python: str, ref: Path, hyp: Path):
-    return {"beambleu": [python, "-m", "beambleu", "score", str(ref), "-i", str(hyp)],
-            "sacrebleu": [python, "-m", "sacrebleu", str(ref), "-i", str(hyp)]}
+def commands(python: str, ref: Path, hyp: Path, extra=()):
+    return {"beambleu": [python, "-m", "beambleu", "score", str(ref), "-i", str(hyp), *extra],
+            "sacrebleu": [python, "-m", "sacrebleu", str(ref), "-i", str(hyp), *extra]}
 
 
 def child_cpu(cmd, env) -> tuple:
@@ -107,6 +110,11 @@ def importtime(cmd, env, runs: int = 3) -> list:
     return best
 
 
+def _lines(path: Path) -> int:
+    with open(path, "rb") as f:
+        return sum(block.count(b"\n") for block in iter(lambda: f.read(1 << 20), b""))
+
+
 def _total(rows) -> int:
     return sum(c for d, _, _, c in rows if d == 0)
 
@@ -121,9 +129,14 @@ def main(argv=None) -> None:
     ap.add_argument("--corpora", type=Path, default=DEFAULT_CORPORA, help="the shared corpora")
     ap.add_argument("--instructions", action="store_true",
                     help="also count each command's instructions under valgrind (load-independent; slow at 100k lines)")
+    ap.add_argument("--args", default="", help="more of sacrebleu's options, given to both commands (e.g. "
+                    "--args=\"-tok intl\"; default: none, BLEU with 13a)")
+    ap.add_argument("--files", nargs=2, type=Path, metavar=("REF", "HYP"),
+                    help="score this reference and system output (one size: their lines) instead of --sizes")
     add_workdir_argument(ap)
     a = ap.parse_args(argv)
-    sizes = [int(s) for s in a.sizes.split(",")]
+    extra = shlex.split(a.args)
+    sizes = [int(s) for s in a.sizes.split(",")] if a.files is None else [_lines(a.files[1])]
     # PYTHONDONTWRITEBYTECODE off: the children write the bytecode caches of what they import (an installed package
     # has them; a module edited since its cache was written would otherwise be compiled anew by every run)
     env = {k: v for k, v in os.environ.items() if k not in ("SACREBLEU_FORMAT", "NO_COLOR", "PYTHONDONTWRITEBYTECODE")}
@@ -133,14 +146,14 @@ def main(argv=None) -> None:
                              capture_output=True, text=True, env=env).stdout.split()
     print(f"# start-up: {platform.machine()}, {os.cpu_count()} CPUs, Python {version[1] if len(version) > 1 else '?'}, "
           f"sacrebleu {version[0] if version else '?'}; {a.python}; best of {a.rounds} rounds, CPU seconds "
-          "(user + system) of the whole command")
+          "(user + system) of the whole command" + (f"; options: {' '.join(extra)}" if extra else ""))
     print(f"{'lines':>8} {'source':>9} {'beambleu':>9} {'sacrebleu':>9} {'speed-up':>8}  same output"
           + ("  instructions: beambleu, sacrebleu, ratio" if a.instructions else ""))
     smallest = None
     for size in sizes:
-        ref, hyp, source = write_files(size, a.workdir, a.corpora)
+        ref, hyp, source = write_files(size, a.workdir, a.corpora) if a.files is None else (*a.files, "given")
         smallest = smallest or (ref, hyp)
-        cmds = commands(a.python, ref, hyp)
+        cmds = commands(a.python, ref, hyp, extra)
         best = {name: float("inf") for name in cmds}
         outs = {}
         for r in range(a.rounds):
@@ -159,7 +172,7 @@ def main(argv=None) -> None:
     print(f"\n# imports of {sizes[0]} lines (-X importtime, the least of 3 runs; heavy: loaded or not)")
     probe = "import importlib.util as u, sys; print(*[h for h in sys.argv[1:] if u.find_spec(h) is None])"
     absent = set(subprocess.run([a.python, "-c", probe, *HEAVY], capture_output=True, text=True, env=env).stdout.split())
-    for name, cmd in commands(a.python, ref, hyp).items():
+    for name, cmd in commands(a.python, ref, hyp, extra).items():
         rows = importtime(cmd, env)
         loaded = {m for _, m, _, _ in rows}
         total = _total(rows)
