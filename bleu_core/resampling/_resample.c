@@ -10,7 +10,9 @@
  * The entry point only parses and checks its arguments into a Boot (boot_check); run_bootstrap
  * bounds the totals, picks the checked or the unchecked loop by that bound and runs it, in plain
  * C without the GIL (after boot_values, the checks of the buffers' values, also without it), and
- * returns the row that overflowed, which the entry point turns into its OverflowError.
+ * returns the row that overflowed, which the entry point turns into its OverflowError. The
+ * unchecked loop draws sixteen replicates' weights at a time (draw16) and adds blocks of sixteen
+ * rows with int16 products (pair_block, with AVX2) or of eight with precomputed multiples.
  *
  * poisson_level1, poisson_level2 and add_rows are the byte work and the sums of
  * bleu_core.items.bootstrap's blocks (see their section below).
@@ -129,42 +131,27 @@ typedef uint32_t u32x8 __attribute__((vector_size(32)));
 
 /* The weights of replicates b + 4 * lane + q (lane 0..3) for q = 0..3, from their counters c[q]:
  * w[q] counts the K4 thresholds at or below the draw as K4 - #(threshold > draw), compared as
- * signed numbers with their top bits flipped. Heavy lanes
- * (K > 4, all four thresholds at or below the draw) are counted on in heavy_weight. t: the
- * first K4 thresholds, their top bits flipped. Then the 16
- * weights (each < 256) are packed into bytes, in replicate order, and stored at w_r + b. */
-static inline __attribute__((always_inline)) int draw16(const u64x4 c[4], const int64_t t[4], const uint64_t *tp,
-                                                        Py_ssize_t K, Py_ssize_t K4, uint8_t *w_r) {
-    int heavy = 0;
+ * signed numbers with their top bits flipped. t: the first K4 thresholds, their top bits flipped.
+ * Then the 16 weights (each <= K4 <= 4) are packed into bytes, in replicate order, and stored at
+ * w_r. A weight of 4 with K > 4 is not final: draw_row counts it on (heavy_weight). */
+static inline __attribute__((always_inline)) void draw16(const u64x4 c[4], const int64_t t[4], Py_ssize_t K4,
+                                                         uint8_t *w_r) {
     const i64x4 ts0 = {t[0], t[0], t[0], t[0]}, ts1 = {t[1], t[1], t[1], t[1]};
     const i64x4 ts2 = {t[2], t[2], t[2], t[2]}, ts3 = {t[3], t[3], t[3], t[3]};
     i64x4 w[4];
-    u64x4 x[4];
-    i64x4 below = (i64x4){-1, -1, -1, -1}; /* lanes where every draw is below its K4-th threshold */
     for (int q = 0; q < 4; q++) {
         u64x4 y = c[q]; /* mix64, lane by lane */
         y ^= y >> 30; y *= 0xBF58476D1CE4E5B9ULL;
         y ^= y >> 27; y *= 0x94D049BB133111EBULL;
         y ^= y >> 31;
-        x[q] = y;
         const i64x4 xs = (i64x4)(y ^ SIGN64);
-        i64x4 v = (i64x4){K4, K4, K4, K4}, gt = (i64x4){0, 0, 0, 0};
+        i64x4 v = (i64x4){K4, K4, K4, K4};
         /* a true lane is -1 */
-        if (K4 > 0) v += gt = (i64x4)(ts0 > xs);
-        if (K4 > 1) v += gt = (i64x4)(ts1 > xs);
-        if (K4 > 2) v += gt = (i64x4)(ts2 > xs);
-        if (K4 > 3) v += gt = (i64x4)(ts3 > xs);
-        below &= gt;
+        if (K4 > 0) v += (i64x4)(ts0 > xs);
+        if (K4 > 1) v += (i64x4)(ts1 > xs);
+        if (K4 > 2) v += (i64x4)(ts2 > xs);
+        if (K4 > 3) v += (i64x4)(ts3 > xs);
         w[q] = v;
-    }
-    /* a draw at or above its fourth threshold (K > 4): counted on, rare (P(Poisson(1) >= 4) < 2%) */
-    if (K > 4 && (below[0] & below[1] & below[2] & below[3]) != -1) {
-        for (int q = 0; q < 4; q++)
-            for (int l = 0; l < 4; l++)
-                if (w[q][l] == 4) {
-                    w[q][l] = heavy_weight(tp, K, x[q][l]);
-                    heavy |= w[q][l] >= BLOCK_W;
-                }
     }
     /* lane l of packed: the weights of replicates b + 4l .. b + 4l + 3 in its low four bytes */
     const u64x4 packed = (u64x4)w[0] | ((u64x4)w[1] << 8) | ((u64x4)w[2] << 16) | ((u64x4)w[3] << 24);
@@ -174,7 +161,6 @@ static inline __attribute__((always_inline)) int draw16(const u64x4 c[4], const 
     const u32x8 low = __builtin_shuffle((u32x8)packed, (u32x8){0, 2, 4, 6, 0, 2, 4, 6});
 #endif
     memcpy(w_r, &low, 16);
-    return heavy;
 }
 #endif
 
@@ -197,8 +183,22 @@ static inline __attribute__((always_inline)) int draw_row(uint64_t k, const uint
         c[q] = (u64x4){k + (1 + q) * G, k + (5 + q) * G, k + (9 + q) * G, k + (13 + q) * G};
     const u64x4 step = (u64x4){16 * G, 16 * G, 16 * G, 16 * G};
     for (; b + 16 <= n_boot; b += 16) {
-        heavy |= draw16(c, (const int64_t[4]){t0, t1, t2, t3}, tp, K, K4, w_r + b);
+        draw16(c, (const int64_t[4]){t0, t1, t2, t3}, K4, w_r + b);
         for (int q = 0; q < 4; q++) c[q] += step;
+        if (K > 4) {
+            /* the weights of 4 (bit 2 of a byte: draw16's are at most 4), rare (P(Poisson(1) >= 4) < 2%),
+               counted on from their draws */
+            uint64_t m[2];
+            memcpy(m, w_r + b, 16);
+            if (__builtin_expect(((m[0] | m[1]) & 0x0404040404040404ULL) != 0, 0))
+                for (int h = 0; h < 2; h++)
+                    for (uint64_t bits = m[h] & 0x0404040404040404ULL; bits; bits &= bits - 1) {
+                        const Py_ssize_t j = b + 8 * h + (__builtin_ctzll(bits) >> 3);
+                        const Py_ssize_t w = heavy_weight(tp, K, mix64(k + (uint64_t)(j + 1) * G));
+                        w_r[j] = (uint8_t)w;
+                        heavy |= w >= BLOCK_W;
+                    }
+        }
     }
 #endif
     for (; b < n_boot; b++) {
@@ -245,6 +245,88 @@ static inline __attribute__((always_inline)) void stage_flush(const Boot *bt, St
     st->bound = 0;
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#define BOOT_AVX2 1
+#include <immintrin.h>
+#endif
+
+/* Rows of a block of the int16 path (pair_block), and the replicates whose weights it pairs at once. */
+#define PAIR_ROWS 16
+#define PAIR_CHUNK 64
+
+/* The int16 path's buffers: inter, the block's statistics as int16 pairs (PAIR_ROWS / 2 pairs of
+ * w32 / 8 vectors of 16 int16), and wpair, PAIR_CHUNK replicates' weights of each pair of rows. */
+typedef struct {
+    int16_t *inter;
+    uint32_t *wpair;
+} Pairs;
+
+#if defined(BOOT_AVX2)
+/* The block's sums of replicates j < cb (stage rows sums[j]) for column vectors g .. g + NV - 1: per
+ * replicate, each pair of rows (p) adds vpmaddwd(its two weights, its two rows' statistics) =
+ * w[2p] * s[2p][l] + w[2p + 1] * s[2p + 1][l] in int32 lanes. */
+__attribute__((target("avx2"))) static inline __attribute__((always_inline)) void
+pair_reps(const uint32_t *wpair, Py_ssize_t cb, const int16_t *inter, Py_ssize_t nv, Py_ssize_t g, int32_t *sums,
+          Py_ssize_t w32, const int NV) {
+    for (Py_ssize_t j = 0; j < cb; j++) {
+        __m256i acc[4];
+        for (int q = 0; q < NV; q++) acc[q] = _mm256_setzero_si256();
+        for (int p = 0; p < PAIR_ROWS / 2; p++) {
+            const __m256i wv = _mm256_set1_epi32((int)wpair[p * PAIR_CHUNK + j]);
+            const __m256i *s = (const __m256i *)inter + p * nv + g;
+            for (int q = 0; q < NV; q++) {
+                acc[q] = _mm256_add_epi32(acc[q], _mm256_madd_epi16(wv, _mm256_loadu_si256(s + q)));
+                /* one add chain per vector, in registers (GCC's reassociated tree of the adds spills) */
+                __asm__("" : "+x"(acc[q]));
+            }
+        }
+        __m256i *d = (__m256i *)(sums + j * w32 + 8 * g);
+        for (int q = 0; q < NV; q++) _mm256_storeu_si256(d + q, _mm256_add_epi32(_mm256_loadu_si256(d + q), acc[q]));
+    }
+}
+
+/* Adds a block of PAIR_ROWS rows (stats rows, every statistic at most INT16_MAX) times their weights
+ * (wt, n_boot bytes per row, as draw_row writes them) into the stage rows sums (n_boot rows of w32
+ * int32), in int32 lanes: the caller's bound keeps every partial sum within INT32_MAX. The
+ * statistics are put in pairs of rows once (pr->inter: lane 2l + h of a pair's vector is row
+ * 2p + h's statistic l), then, PAIR_CHUNK replicates at a time, each pair's two weights in one
+ * int32 (pr->wpair: w[2p] | w[2p + 1] << 16) and pair_reps' products. */
+__attribute__((target("avx2"))) static void pair_block(const uint8_t *wt, Py_ssize_t n_boot, const int64_t *rows,
+                                                       Py_ssize_t width, int32_t *sums, Py_ssize_t w32,
+                                                       const Pairs *pr) {
+    const Py_ssize_t nv = w32 / 8;
+    int16_t *inter = pr->inter;
+    for (Py_ssize_t p = 0; p < PAIR_ROWS / 2; p++)
+        for (Py_ssize_t l = 0; l < w32; l++)
+            for (Py_ssize_t h = 0; h < 2; h++)
+                inter[(p * nv + l / 8) * 16 + 2 * (l % 8) + h] = l < width ? (int16_t)rows[(2 * p + h) * width + l] : 0;
+    for (Py_ssize_t b0 = 0; b0 < n_boot; b0 += PAIR_CHUNK) {
+        const Py_ssize_t cb = n_boot - b0 < PAIR_CHUNK ? n_boot - b0 : PAIR_CHUNK;
+        for (Py_ssize_t p = 0; p < PAIR_ROWS / 2; p++) {
+            const uint8_t *a = wt + 2 * p * n_boot + b0, *c = a + n_boot;
+            uint32_t *dst = pr->wpair + p * PAIR_CHUNK;
+            Py_ssize_t j = 0;
+            for (; j + 16 <= cb; j += 16) {
+                const __m128i x = _mm_loadu_si128((const __m128i *)(a + j));
+                const __m128i y = _mm_loadu_si128((const __m128i *)(c + j));
+                _mm256_storeu_si256((__m256i *)(dst + j), _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(x, y)));
+                _mm256_storeu_si256((__m256i *)(dst + j + 8), _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(x, y)));
+            }
+            for (; j < cb; j++) dst[j] = (uint32_t)a[j] | (uint32_t)c[j] << 16;
+        }
+        int32_t *sb = sums + b0 * w32;
+        for (Py_ssize_t g = 0; g < nv; g += 4) {
+            switch (nv - g) {
+            case 1: pair_reps(pr->wpair, cb, inter, nv, g, sb, w32, 1); break;
+            case 2: pair_reps(pr->wpair, cb, inter, nv, g, sb, w32, 2); break;
+            case 3: pair_reps(pr->wpair, cb, inter, nv, g, sb, w32, 3); break;
+            default: pair_reps(pr->wpair, cb, inter, nv, g, sb, w32, 4); break;
+            }
+        }
+    }
+}
+#endif
+
 /* The unchecked loop of boot_loop, for the same sums, in blocks of up to BLOCK_ROWS consecutive
  * rows of the same groups: every row's weights in every replicate first (wt, n_boot bytes per
  * row: draw_row), then the adds. In a full block, the rare weights of BLOCK_W or more are added
@@ -257,9 +339,13 @@ static inline __attribute__((always_inline)) void stage_flush(const Boot *bt, St
  * multiple (mult, (K + 1) * width) where their weight is not 0. Every sum is of non-negative
  * integers, exact, and the order of the additions does not change it. Only run when
  * run_bootstrap's bound says nothing can overflow int64 (every partial sum is at most that bound).
- * st is NULL when the stage could not be allocated (no int32 path then). */
+ * st is NULL when the stage could not be allocated (no int32 path then). With pr (the AVX2 builds,
+ * with the stage), PAIR_ROWS rows of the same groups whose statistics all fit int16 go first to
+ * pair_block: their products summed in int32 lanes two rows at a time into the stage, any weight
+ * (at most K <= 255), bounded by K times the sum of the rows' largest statistics. */
 static inline __attribute__((always_inline)) void boot_split_loop(const Boot *bt, uint8_t *wt, int64_t *mult,
-                                                                  int64_t *bmult, Stage *st, int32_t *bmult32) {
+                                                                  int64_t *bmult, Stage *st, int32_t *bmult32,
+                                                                  const Pairs *pr) {
     const uint64_t *kp = bt->keys, *tp = bt->thr;
     const uint64_t seed_key = bt->seed_key;
     const int64_t *gp = bt->groups, *sp = bt->stats;
@@ -267,6 +353,38 @@ static inline __attribute__((always_inline)) void boot_split_loop(const Boot *bt
     const Py_ssize_t n = bt->n, K = bt->K, n_sets = bt->n_sets, width = bt->width, n_boot = bt->n_boot;
     const Py_ssize_t K4 = K < 4 ? K : 4;
     for (Py_ssize_t i = 0; i < n;) {
+#if defined(BOOT_AVX2)
+        if (pr && i + PAIR_ROWS <= n) {
+            /* PAIR_ROWS rows of the same groups whose statistics fit int16: pair_block, into the stage */
+            int ok = 1;
+            int64_t sum_max = 0;
+            for (Py_ssize_t r = 1; r < PAIR_ROWS && ok; r++) ok = same_groups(gp, n, n_sets, i, i + r);
+            for (Py_ssize_t r = 0; r < PAIR_ROWS && ok; r++) {
+                const int64_t *row = sp + (i + r) * width;
+                int64_t rowmax = 0;
+                for (Py_ssize_t l = 0; l < width; l++) rowmax = row[l] > rowmax ? row[l] : rowmax;
+                ok = rowmax <= INT16_MAX;
+                sum_max += rowmax;
+            }
+            if (ok) {
+                /* every weight is at most K <= 255: the block's terms sum to at most K * sum_max < 2**31 */
+                const int64_t block_bound = (int64_t)K * sum_max;
+                for (Py_ssize_t r = 0; r < PAIR_ROWS; r++) {
+                    const uint64_t k = mix64(kp[i + r] ^ seed_key);
+                    if (K4 == 4) draw_row(k, tp, K, 4, n_boot, wt + r * n_boot);
+                    else draw_row(k, tp, K, K4, n_boot, wt + r * n_boot);
+                }
+                if (st->first >= 0 &&
+                    (!same_groups(gp, n, n_sets, st->first, i) || st->bound + block_bound > INT32_MAX))
+                    stage_flush(bt, st);
+                if (st->first < 0) st->first = i;
+                st->bound += block_bound;
+                pair_block(wt, n_boot, sp + i * width, width, st->sums, st->w32, pr);
+                i += PAIR_ROWS;
+                continue;
+            }
+        }
+#endif
         Py_ssize_t rows = 1;
         while (rows < BLOCK_ROWS && i + rows < n && same_groups(gp, n, n_sets, i, i + rows)) rows++;
         int heavy = 0;
@@ -368,23 +486,22 @@ static inline __attribute__((always_inline)) void boot_split_loop(const Boot *bt
 }
 
 static void boot_split(const Boot *bt, uint8_t *wt, int64_t *mult, int64_t *bmult, Stage *st, int32_t *bmult32) {
-    boot_split_loop(bt, wt, mult, bmult, st, bmult32);
+    boot_split_loop(bt, wt, mult, bmult, st, bmult32, NULL);
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#define BOOT_AVX2 1
-#endif
-
 #if defined(BOOT_AVX2)
+/* with AVX2, and the int16 path (pr, when its buffers and the stage are there) */
 __attribute__((target("avx2"))) static void boot_split_avx2(const Boot *bt, uint8_t *wt, int64_t *mult,
-                                                             int64_t *bmult, Stage *st, int32_t *bmult32) {
-    boot_split_loop(bt, wt, mult, bmult, st, bmult32);
+                                                             int64_t *bmult, Stage *st, int32_t *bmult32,
+                                                             const Pairs *pr) {
+    boot_split_loop(bt, wt, mult, bmult, st, bmult32, st ? pr : NULL);
 }
 
 /* with AVX-512 (DQ: 64-bit products in one instruction, VL: on 256-bit vectors) */
 __attribute__((target("avx2,avx512f,avx512dq,avx512vl,avx512bw"))) static void
-boot_split_avx512(const Boot *bt, uint8_t *wt, int64_t *mult, int64_t *bmult, Stage *st, int32_t *bmult32) {
-    boot_split_loop(bt, wt, mult, bmult, st, bmult32);
+boot_split_avx512(const Boot *bt, uint8_t *wt, int64_t *mult, int64_t *bmult, Stage *st, int32_t *bmult32,
+                  const Pairs *pr) {
+    boot_split_loop(bt, wt, mult, bmult, st, bmult32, st ? pr : NULL);
 }
 #endif
 
@@ -396,7 +513,8 @@ static int isa_cap = 2;
  * buffers cannot be had (or a weight could exceed a byte). */
 static Py_ssize_t boot_unchecked(const Boot *bt) {
     if (bt->K > 255) return boot_plain(bt);
-    uint8_t *wt = malloc((size_t)BLOCK_ROWS * (size_t)bt->n_boot);
+    /* wt: room for the int16 path's PAIR_ROWS rows (the byte path uses BLOCK_ROWS of them) */
+    uint8_t *wt = malloc((size_t)PAIR_ROWS * (size_t)bt->n_boot);
     int64_t *mult = malloc((size_t)(bt->K + 1) * (size_t)bt->width * sizeof(int64_t));
     int64_t *bmult = malloc((size_t)BLOCK_ROWS * BLOCK_W * (size_t)bt->width * sizeof(int64_t));
     if (!wt || !mult || !bmult) {
@@ -410,19 +528,26 @@ static Py_ssize_t boot_unchecked(const Boot *bt) {
     stage.sums = calloc((size_t)bt->n_boot * (size_t)stage.w32, sizeof(int32_t));
     int32_t *bmult32 = malloc((size_t)BLOCK_ROWS * BLOCK_W * (size_t)stage.w32 * sizeof(int32_t));
     if (!stage.sums || !bmult32) st = NULL;
+    /* the int16 path's buffers (without them, only the byte path) */
+    Pairs pairs = {.inter = malloc((size_t)PAIR_ROWS * (size_t)stage.w32 * sizeof(int16_t)),
+                   .wpair = malloc((size_t)PAIR_ROWS / 2 * PAIR_CHUNK * sizeof(uint32_t))};
+    const Pairs *pr = pairs.inter && pairs.wpair ? &pairs : NULL;
 #if defined(BOOT_AVX2)
     if (isa_cap >= 2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw"))
-        boot_split_avx512(bt, wt, mult, bmult, st, bmult32);
-    else if (isa_cap >= 1 && __builtin_cpu_supports("avx2")) boot_split_avx2(bt, wt, mult, bmult, st, bmult32);
+        boot_split_avx512(bt, wt, mult, bmult, st, bmult32, pr);
+    else if (isa_cap >= 1 && __builtin_cpu_supports("avx2")) boot_split_avx2(bt, wt, mult, bmult, st, bmult32, pr);
     else
 #endif
     boot_split(bt, wt, mult, bmult, st, bmult32);
+    (void)pr;
     free(wt);
     free(mult);
     free(bmult);
     free(stage.sums);
     free(bmult32);
+    free(pairs.inter);
+    free(pairs.wpair);
     return -1;
 }
 

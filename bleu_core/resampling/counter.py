@@ -190,13 +190,22 @@ def exact_mean(values: Sequence[float]) -> float:
     ``int / int`` rounds correctly, as ``statistics``' Fractions do. Empty input and non-finite
     values go to ``statistics.mean`` itself (its errors, infinities and NaN), and so do values that
     are not all Python floats (``statistics.mean`` keeps their type: numpy float32 scores give a
-    float32 mean, as sacrebleu's chrF intervals have)."""
-    import numpy as np
+    float32 mean, as sacrebleu's chrF intervals have).
 
+    First, without numpy: the exact sum as two floats, ``S = fsum(values)`` (the correctly rounded
+    sum) and ``R = fsum(values, -S)`` (what S left out, rounded), taken when ``fsum(values, -S, -R)``
+    is 0: a sum of floats is a multiple of 2**-1074, so its correctly rounded value is 0 only when
+    it is 0, and then the sum is exactly S + R (replicate scores, of a few exponents, always are)."""
     if set(map(type, values)) != {float}:
         import statistics
 
         return statistics.mean(values)
+    exact = _fsum_pair(values)
+    if exact is not None:
+        (a, b), (c, d) = exact[0].as_integer_ratio(), exact[1].as_integer_ratio()
+        return (a * d + c * b) / (b * d * len(values))  # int / int: correctly rounded
+    import numpy as np
+
     a = np.asarray(values, dtype=np.float64)
     if not np.isfinite(a).all():
         import statistics
@@ -216,6 +225,22 @@ def exact_mean(values: Sequence[float]) -> float:
     cuts = np.flatnonzero((at - runs[np.searchsorted(runs, at, side="right") - 1]) % 1023 == 0)
     total = sum(map(int.__lshift__, np.add.reduceat(ints, cuts).tolist(), shifts[cuts].tolist()))
     return total / (len(a) << -low) if low < 0 else (total << low) / len(a)
+
+
+def _fsum_pair(values: Sequence[float]) -> Optional[tuple]:
+    """(S, R), finite floats whose sum is exactly the sum of ``values`` (finite floats), or None
+    (see :func:`exact_mean`)."""
+    import math
+    from itertools import chain
+
+    try:
+        s = math.fsum(values)
+        r = math.fsum(chain(values, (-s,)))
+        if math.isfinite(s) and math.isfinite(r) and math.fsum(chain(values, (-s, -r))) == 0.0:
+            return s, r
+    except (OverflowError, ValueError):  # an intermediate overflow, or infinities of both signs
+        pass
+    return None
 
 
 def randomization_p_value(differences: Sequence[float], observed: float) -> float:

@@ -46,6 +46,8 @@ __all__ = ["INT64_MAX", "Columns", "GroupTable", "canonical_order", "count_not_a
 
 INT64_MAX = accumulate.INT64_MAX
 _CHUNK = 1 << 16  # rows per vectorised step where a step allocates per-row temporaries
+_WIDE = 1 << 10  # accumulators at least this wide (--confidence's replicate blocks) are added row by row
+_RUNS = 64  # at most this many rows (or runs of rows) are moved one by one, more in one vectorised step
 
 Columns = Union[pa.Table, Sequence[Union[pa.Array, pa.ChunkedArray]]]
 
@@ -246,19 +248,21 @@ _NARROW_TOPS = np.array([np.iinfo(t).max for t in _NARROW[:-1]], dtype=np.int64)
 
 def _pack_accs(accs: np.ndarray) -> Tuple[int, int, bytes, bytes]:
     """Each column in the narrowest of uint8/16/32 that holds it (else int64): the columns' codes,
-    then the columns of each code in turn (uint8 first), column by column. A few numpy calls
-    whatever the width (with ``--confidence`` an accumulator has k x (B + 1) + 3 columns)."""
+    then the columns of each code in turn (uint8 first), row by row. A few numpy calls whatever the
+    width (with ``--confidence`` an accumulator has k x (B + 1) + 3 columns), one pass for the
+    codes: a column's bitwise OR is negative when one of its entries is, and otherwise below
+    2**8, 2**16 or 2**32 exactly when its largest entry is."""
     n, w = accs.shape
     codes = np.full(w, 3, dtype=np.uint8)
     if n:
-        top = accs.max(axis=0)
-        narrow = accs.min(axis=0) >= 0
-        codes[narrow] = np.searchsorted(_NARROW_TOPS, top[narrow], side="left")
+        bits = np.bitwise_or.reduce(accs, axis=0)
+        narrow = bits >= 0
+        codes[narrow] = np.searchsorted(_NARROW_TOPS, bits[narrow], side="left")
     parts = []
     for code, t in enumerate(_NARROW):
         cols = np.flatnonzero(codes == code)
         if len(cols):
-            parts.append(np.ascontiguousarray(accs[:, cols].T, dtype=t).tobytes())
+            parts.append(np.take(accs, cols, axis=1).astype(t).tobytes())
     return n, w, codes.tobytes(), b"".join(parts)
 
 
@@ -272,7 +276,7 @@ def restore(keys_ipc: bytes, packed: Tuple[int, int, bytes, bytes]) -> GroupTabl
         cols = np.flatnonzero(codes == code)
         if len(cols):
             count = n * len(cols)
-            accs[:, cols] = np.frombuffer(data, dtype=t, count=count, offset=at).reshape(len(cols), n).T
+            accs[:, cols] = np.frombuffer(data, dtype=t, count=count, offset=at).reshape(n, len(cols))
             at += count * np.dtype(t).itemsize
     return GroupTable._make(keys, accs)
 
@@ -321,8 +325,20 @@ def _zeros(n: int, width: int) -> np.ndarray:
     return out
 
 
-def _add_rows(out: np.ndarray, index: np.ndarray, accs: np.ndarray) -> None:
-    """out[index] (+)= accs, checked; ``index`` holds no repeats."""
+def _add_rows(out: np.ndarray, index: np.ndarray, accs: np.ndarray, rows: Optional[np.ndarray] = None) -> None:
+    """out[index] (+)= accs[rows] (``rows``: every row when None), checked; ``index`` holds no
+    repeats. A few wide rows (replicate blocks) add in place, row by row; others in chunks of
+    gathered rows. On OverflowError ``out`` may be partly updated."""
+    if out.shape[1] >= _WIDE and len(index) <= _RUNS:
+        for i, r in zip(index.tolist(), range(len(index)) if rows is None else rows.tolist()):
+            o, a = out[i], accs[r]
+            np.add(o[:-2], a[:-2], out=o[:-2])
+            if o[:-2].min(initial=0) < 0:
+                raise OverflowError("a group's statistics overflow 64-bit integers")
+            o[-2], o[-1] = min(o[-2], a[-2]), max(o[-1], a[-1])
+        return
+    if rows is not None:
+        accs = accs[rows]
     for s in range(0, len(index), _CHUNK):
         i, a = index[s:s + _CHUNK], accs[s:s + _CHUNK]
         cur = out[i]
@@ -394,11 +410,27 @@ def _merge_pair(big: GroupTable, small: GroupTable) -> GroupTable:
     source[new_at] = g + np.arange(n_new)
     keys = pa.concat_tables([big.keys, small.keys.take(new)]).take(source)
     out = np.empty((g + n_new, big.width), dtype=np.int64)
-    out[big_at] = big.accs
-    out[new_at] = small.accs[new]
+    _copy_rows(out, big_at, big.accs)
+    _copy_rows(out, new_at, small.accs, new)
     matched = np.flatnonzero(found)
-    _add_rows(out, big_at[pos[matched]], small.accs[matched])
+    _add_rows(out, big_at[pos[matched]], small.accs, matched)
     return GroupTable._make(keys, out)
+
+
+def _copy_rows(out: np.ndarray, index: np.ndarray, accs: np.ndarray, rows: Optional[np.ndarray] = None) -> None:
+    """``out[index] = accs[rows]`` (``rows``: every row when None; both ascending): each row copied
+    once, a run of rows consecutive in both as one slice, with no gathered copy in between."""
+    if not len(index):
+        return
+    if rows is None:
+        rows = np.arange(len(accs))
+    cuts = (np.flatnonzero((np.diff(index) != 1) | (np.diff(rows) != 1)) + 1).tolist()
+    if len(cuts) > _RUNS:
+        out[index] = accs[rows]
+        return
+    for a, b in zip([0] + cuts, cuts + [len(index)]):
+        i, r = int(index[a]), int(rows[a])
+        out[i:i + b - a] = accs[r:r + b - a]
 
 
 def merge(tables: Iterable[GroupTable]) -> GroupTable:
@@ -484,6 +516,8 @@ def shard_of(keys: Columns, n_shards: int, exclude: Optional[Union[str, int]] = 
 def split_by_shard(table: GroupTable, shards: np.ndarray) -> Dict[int, GroupTable]:
     """The table's rows by shard number (each part keeps the canonical order)."""
     shards = np.asarray(shards, dtype=np.int64)
+    if len(shards) and (shards == shards[0]).all():  # one shard (e.g. a set grouped by the system alone)
+        return {int(shards[0]): table}
     order = np.argsort(shards, kind="stable")
     ordered = shards[order]
     starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]) if len(order) else []
