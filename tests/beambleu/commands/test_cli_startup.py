@@ -135,6 +135,33 @@ def test_confidence_still_works(tmp_path, args):
     assert _imported(modules, "numpy")
 
 
+# intl and zh read the Unicode flag table kept in the cache folder (bleu_core/tokenizers/_unicode.py): the first
+# run computes and keeps it, later runs import neither regex nor numpy; a BLEU run loads no other metric's kernel
+_UNICODE_LINES = ["\u00abDas kostet 3,5 \u20ac\u00bb, sagte er \u2014 (ungef\u00e4hr) \u00a7 12!",
+                  "\u4eca\u5929\u5929\u6c14\u5f88\u597d\u3002\u6211\u4eec\u53bb\u516c\u56ed\u5427\uff01",
+                  "\u0395\u039b\u039b\u0391\u03a3, \u03c3\u03bf\u03c6\u03af\u03b1\u00b7 \u0661\u0662\u0663 + \u00bd",
+                  "ASCII: a-b, c.d; e/f 10.5% #tag @me"]
+
+
+@pytest.mark.parametrize("tokenize", ["intl", "zh"])
+@pytest.mark.parametrize("lower", [[], ["-lc"]])
+def test_intl_and_zh_read_the_kept_flag_table(tmp_path, tokenize, lower):
+    ref, hyp = tmp_path / "ref", tmp_path / "hyp"
+    ref.write_text("\n".join(_UNICODE_LINES) + "\n", encoding="utf-8")
+    hyp.write_text("\n".join(line[::-1] if i % 2 else line.upper() for i, line in enumerate(_UNICODE_LINES)) + "\n",
+                   encoding="utf-8")
+    args = ["score", str(ref), "-i", str(hyp), "-tok", tokenize, *lower, "-m", "bleu"]
+    expected = sacrebleu(tmp_path, *args[1:])
+    env = {"BEAMBLEU_CACHE_DIR": str(tmp_path / "cache")}
+    first, _ = loaded(tmp_path, *args, env=env)
+    assert same(first.stdout, expected)
+    assert list((tmp_path / "cache" / "unicode").glob("flags-*.bin"))
+    later, modules = loaded(tmp_path, *args, env=env)
+    assert same(later.stdout, expected)
+    assert [m for m in ("regex", "numpy", "bleu_core.metrics.chrf._chrf", "bleu_core.metrics.ter._ter")
+            if _imported(modules, m)] == []
+
+
 # ----------------------------------------------------------------------------- a file named `-`
 
 @pytest.mark.parametrize("args", [["ref", "-i", "-"], ["-", "-i", "hyp"], ["-", "-i", "-"], ["ref", "-i", "hyp", "-"],
