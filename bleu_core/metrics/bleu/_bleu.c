@@ -41,7 +41,9 @@
  *     count; unigrams of the candidate's ids are counted in arrays indexed by id; stats's rows
  *     of order <= 4 with fewer than 65,536 distinct candidate tokens pack each
  *     n-gram's dense ids into one 64-bit key (16 bits an id), compared as one
- *     integer, and count the clipped matches as the references are read;
+ *     integer, and count the clipped matches as the references are read; of those rows, the
+ *     n-grams whose first token the candidate has once (most) are not tabled: a reference's ids
+ *     are compared with the candidate's from that token's position (count_ref_packed);
  *   - 13a and intl without lowercase validate UTF-8 in the scan that splits the
  *     text (each multi-byte character is decoded as it is met, or, in 13a, checked
  *     by one masked word when its lead byte starts no whitespace; whitespace is
@@ -155,6 +157,10 @@ typedef struct {
        its count in the hypothesis, the highest in one reference, the count in reference u_rseen */
     int dense;
     int32_t *u_hyp, *u_rmax, *u_rcur, *u_rseen; Py_ssize_t u_cap, n_uniq;
+    /* packed rows (count_hyp_packed): per id, its position in the hypothesis (its last), and which
+       n-grams (bit g - 1: order g) starting there a reference has matched, for the ids the
+       hypothesis has once (u_once: 0 until then; cleared by finish_row_packed) */
+    int32_t *u_pos, *u_once;
     int64_t *row;                 /* the statistics of the current row (row_width values) */
     /* per reference of the row: its length, and its first token (stats_many) */
     int64_t *reflens, *rstart; Py_ssize_t refs_cap;
@@ -167,7 +173,7 @@ static void k_free(K *k) {
     free(k->tk); free(k->tk_used);
     free(k->hyp_ids.p); free(k->ref_ids.p); free(k->touched.p);
     free(k->ng); free(k->ng_used); free(k->pk);
-    free(k->u_hyp); free(k->u_rmax); free(k->u_rcur); free(k->u_rseen);
+    free(k->u_hyp); free(k->u_rmax); free(k->u_rcur); free(k->u_rseen); free(k->u_pos); free(k->u_once);
     free(k->row); free(k->reflens); free(k->rstart);
 }
 
@@ -420,7 +426,10 @@ static inline Py_ssize_t token_run(const K *k, const uint8_t *cls, const uint8_t
         i = p - t;
         uint8_t c = *p;
         if (!(cls[c] & C_HIGH)) return i;
-        if (!zh && u8_fast(t, i)) { i += u8_len[c]; continue; }
+        if (!zh && u8_fast(t, i)) { /* and the characters like it that follow (u8_fast of ASCII is 0) */
+            do i += u8_len[t[i]]; while (u8_fast(t, i));
+            continue;
+        }
         uint32_t cp;
         int l = u8next(t, i, check, &cp);
         if (!l || is_space_fast(cp) || (zh && (k->flags[cp] & F_ZH))) return i;
@@ -440,6 +449,11 @@ static Py_ssize_t split_regexp(K *k, const uint8_t *t, Py_ssize_t n, Py_ssize_t 
     Sink o = sink_open(k);
 #define PUT_TOKEN(start, len) put_token(&o, (start), (len))
 #define END_TOKEN() do { if (st >= 0) { PUT_TOKEN(base + st, i - st); st = -1; } } while (0)
+    /* A token's usual end: one ' ' and a token byte after it. That ends the token and starts the
+       next one without a round of the dispatch below (what its C_SPACE case and its f == 0 case do;
+       a ' ' is no rewrite and leaves m2prev 0; the NUL after the text is no token byte). */
+#define NEXT_TOKENS() while (t[i] == ' ' && cls[t[i + 1]] == 0) { \
+        PUT_TOKEN(base + st, i - st); st = i + 1; i = token_run(k, cls, t, i + 2, zh, check); }
     while (i < n) {
         uint8_t f = cls[t[i]];
         /* bit tests rather than equalities: the compiler made a jump table of these, and its
@@ -447,6 +461,7 @@ static Py_ssize_t split_regexp(K *k, const uint8_t *t, Py_ssize_t n, Py_ssize_t 
         if (__builtin_expect(f == 0, 1)) {
             if (st < 0) st = i;
             i = token_run(k, cls, t, i + 1, zh, check);
+            NEXT_TOKENS();
             m2prev = 0;
         } else if (f & C_SPACE) {
             END_TOKEN();
@@ -457,6 +472,7 @@ static Py_ssize_t split_regexp(K *k, const uint8_t *t, Py_ssize_t n, Py_ssize_t 
             if (!zh && u8_fast(t, i)) {
                 if (st < 0) st = i;
                 i = token_run(k, cls, t, i + u8_len[t[i]], zh, check);
+                NEXT_TOKENS();
                 m2prev = 0;
                 continue;
             }
@@ -489,6 +505,7 @@ static Py_ssize_t split_regexp(K *k, const uint8_t *t, Py_ssize_t n, Py_ssize_t 
         }
     }
     END_TOKEN();
+#undef NEXT_TOKENS
 #undef END_TOKEN
 #undef PUT_TOKEN
     if (check) k->rewrites = (rewrites & C_REWRITE) != 0;
@@ -907,8 +924,8 @@ static Py_ssize_t pow2_at_least(Py_ssize_t n) {
 static int unigrams_reserve(K *k, Py_ssize_t n) {
     if (n <= k->u_cap) return ST_OK;
     Py_ssize_t cap = pow2_at_least(n);
-    int32_t **arrays[] = {&k->u_hyp, &k->u_rmax, &k->u_rcur, &k->u_rseen};
-    for (int a = 0; a < 4; a++) {
+    int32_t **arrays[] = {&k->u_hyp, &k->u_rmax, &k->u_rcur, &k->u_rseen, &k->u_pos, &k->u_once};
+    for (int a = 0; a < 6; a++) {
         int32_t *p = (int32_t *)realloc(*arrays[a], (size_t)cap * sizeof(int32_t));
         if (!p) return ST_NOMEM;
         *arrays[a] = p;
@@ -1134,20 +1151,29 @@ static inline struct pk *pk_find(PkTab t, uint64_t key) {
     }
 }
 
-/* count_hyp in the packed table: unigrams in their arrays, longer n-grams by key. A status. */
+/* count_hyp in the packed table: unigrams in their arrays (with each id's position), and by key the
+   longer n-grams whose first token the hypothesis has more than once. Those whose first token it has
+   once (most) occur once, at that token's position: count_ref_packed compares a reference's ids with
+   the hypothesis' from there instead of looking them up. A status. */
 static int count_hyp_packed(K *k, Py_ssize_t nh, int64_t *row, Py_ssize_t K2) {
-    int st = pk_prepare(k, nh);
-    if (st == ST_OK) st = unigrams_reserve(k, k->n_uniq);
+    int st = unigrams_reserve(k, k->n_uniq);
     if (st != ST_OK) return st;
     memset(row, 0, (size_t)K2 * sizeof(int64_t));
     const int32_t *hid = k->hyp_ids.p;
-    int32_t *u_hyp = k->u_hyp;
+    int32_t *u_hyp = k->u_hyp, *u_pos = k->u_pos;
     int32_t order = k->order;
+    for (Py_ssize_t i = 0; i < nh; i++) {
+        u_hyp[hid[i]]++;
+        u_pos[hid[i]] = (int32_t)i;
+    }
+    /* the table sized for the positions whose token is there more than once: nh - n_uniq + the
+       number of ids counted more than once, at most 2 * (nh - n_uniq) */
+    if ((st = pk_prepare(k, 2 * (nh - k->n_uniq))) != ST_OK) return st;
     PkTab t = pk_tab(k);
     Py_ssize_t i = 0;
     if (order == 4) /* the usual order, unrolled */
         for (; i + 4 <= nh; i++) {
-            u_hyp[hid[i]]++;
+            if (u_hyp[hid[i]] == 1) continue;
             uint64_t key = ((uint64_t)hid[i] + 1) | ((uint64_t)hid[i + 1] + 1) << 16;
             pk_add(t, key);
             key |= ((uint64_t)hid[i + 2] + 1) << 32;
@@ -1156,7 +1182,7 @@ static int count_hyp_packed(K *k, Py_ssize_t nh, int64_t *row, Py_ssize_t K2) {
             pk_add(t, key);
         }
     for (; i < nh; i++) {
-        u_hyp[hid[i]]++;
+        if (u_hyp[hid[i]] == 1) continue;
         uint64_t key = (uint64_t)hid[i] + 1;
         Py_ssize_t top = nh - i < order ? nh - i : order; /* the longest n-gram starting at i */
         for (Py_ssize_t g = 2; g <= top; g++) {
@@ -1170,10 +1196,15 @@ static int count_hyp_packed(K *k, Py_ssize_t nh, int64_t *row, Py_ssize_t K2) {
 
 /* count_ref in the packed table, with the matches counted as they come: an n-gram's clipped count
    min(hyp, highest count in one reference) grows by one exactly when that highest count grows to
-   a value <= hyp. */
+   a value <= hyp. An n-gram whose first token the hypothesis has once occurs once in it (at
+   u_pos), and is not in the table: its clipped count is 1 as soon as one reference has it, which
+   u_once's bit records. */
 static void count_ref_packed(K *k, const int32_t *rid, Py_ssize_t nr, Py_ssize_t nref, int64_t *row) {
     int32_t order = k->order;
     int32_t *u_hyp = k->u_hyp, *u_rmax = k->u_rmax, *u_rcur = k->u_rcur, *u_rseen = k->u_rseen;
+    const int32_t *u_pos = k->u_pos, *hid = k->hyp_ids.p;
+    int32_t *u_once = k->u_once;
+    Py_ssize_t nh = k->hyp_ids.len;
     int64_t matches[4] = {0, 0, 0, 0};
     PkTab t = pk_tab(k);
     for (Py_ssize_t i = 0; i < nr; i++) {
@@ -1184,8 +1215,20 @@ static void count_ref_packed(K *k, const int32_t *rid, Py_ssize_t nr, Py_ssize_t
             u_rmax[u] = u_rcur[u];
             matches[0] += u_rmax[u] <= u_hyp[u];
         }
-        uint64_t key = (uint64_t)u + 1;
         Py_ssize_t top = nr - i < order ? nr - i : order;
+        if (u_hyp[u] == 1) { /* the n-grams at u_pos[u] in the hypothesis */
+            Py_ssize_t p = u_pos[u];
+            if (nh - p < top) top = nh - p;
+            int32_t seen = u_once[u];
+            for (Py_ssize_t g = 2; g <= top; g++) {
+                if (rid[i + g - 1] != hid[p + g - 1]) break;
+                matches[g - 1] += !(seen & (1 << (g - 1)));
+                seen |= 1 << (g - 1);
+            }
+            u_once[u] = seen;
+            continue;
+        }
+        uint64_t key = (uint64_t)u + 1;
         for (Py_ssize_t g = 2; g <= top; g++) {
             int32_t v = rid[i + g - 1];
             if (v < 0) break;
@@ -1209,6 +1252,7 @@ static void finish_row_packed(K *k, int64_t *row, Py_ssize_t nh, const int64_t *
     memset(k->u_hyp, 0, (size_t)k->n_uniq * sizeof(int32_t));
     memset(k->u_rmax, 0, (size_t)k->n_uniq * sizeof(int32_t));
     memset(k->u_rseen, 0xFF, (size_t)k->n_uniq * sizeof(int32_t)); /* -1: no reference yet */
+    memset(k->u_once, 0, (size_t)k->n_uniq * sizeof(int32_t));
     k->n_uniq = 0;
 }
 
