@@ -178,9 +178,10 @@ def _read_cached(path: str, key: bytes) -> Optional[bytes]:
 def _write_cached(path: str, key: bytes, table: bytes) -> None:
     """Keep the table at ``path`` (written beside it, then renamed: readers see it whole or not
     at all). A cache that cannot be written only costs the next process the computation."""
+    import threading
     import zlib
 
-    tmp = f"{path}.{os.getpid()}.tmp"
+    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(tmp, "wb") as fh:

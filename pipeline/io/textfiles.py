@@ -139,6 +139,7 @@ class _Segments:
         # fails at; not tab-separated fields, whose errors name the line being split)
         self._utf8 = self._binary and codecs.lookup(self.source.encoding).name == "utf-8"
         self._index, self._textio, self._done = 0, None, 0  # _done: lines of the paths read before
+        self._pending = b""  # bytes the block reader (_utf8_file_lines) read after the last newline it found
         self.path = self.source.paths[0]
         self._fh = self._open()
 
@@ -235,7 +236,7 @@ class _Segments:
                 if tail:
                     block = tail + block
                 end = block.rfind(b"\n") + 1
-                tail = block[end:]
+                tail = self._pending = block[end:]  # read, not yet a line: count_rest counts it
                 if end:
                     yield from self._utf8_block(block[:end - 1], limit)
                 if len(tail) >= limit:
@@ -244,6 +245,7 @@ class _Segments:
                                                 "to read it", self.n)
         except (OSError, EOFError, zlib.error) as exc:  # raised by the reads (the consumer's never reach here)
             raise self._read_error(exc) from None
+        self._pending = b""
         if tail:  # the last line, without its newline
             yield from self._utf8_block(tail, limit, newline=False)
 
@@ -263,14 +265,17 @@ class _Segments:
         """:meth:`_utf8_block` of a block holding a line that is too long or does not decode: its
         lines one at a time, then the error naming that line when it is asked for (as the line
         reader gives them: files read in lockstep report the first bad row of any of them)."""
-        for raw in raws:
-            self.n += 1
+        first = self.n + 1
+        self.n += len(raws)  # the block's lines are counted when it is taken (count_rest reads on after it)
+        for i, raw in enumerate(raws):
             if len(raw) >= limit:
+                self.n = first + i
                 raise InputError(self.path, f"longer than {self.max_line_bytes} bytes; raise --max-line-bytes "
                                             "to read it", self.n)
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
+                self.n = first + i
                 raise self._decode_error(raw, exc) from None
             yield line.rstrip()
 
@@ -334,7 +339,10 @@ class _Segments:
         return self._done + self.n
 
     def _count_file(self) -> int:
-        n, last = self.n, b"\n"
+        # the block reader's lines are counted when read; bytes it read past the last newline are a line
+        # begun (its newline, if any, is in what is left to read)
+        n, last = self.n, self._pending[-1:] or b"\n"
+        self._pending = b""
         try:
             if not self._binary:
                 return n + sum(1 for _ in iter(self._text().readline, ""))

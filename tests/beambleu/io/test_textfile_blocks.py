@@ -127,3 +127,42 @@ def test_chunks_of_several_files(tmp_path, block, refs):
         got += r
     assert hyps == files[0][1]
     assert got == [[lines[i] for _, lines in files[1:]] for i in range(n)]
+
+
+def _outcome(hyp, ref):
+    """What reading ``hyp`` and ``ref`` in lockstep gives: the rows, or the error's message (file names
+    without their folder)."""
+    try:
+        return [(h, r) for hs, rs in iter_chunks([str(hyp)], [str(ref)]) for h, r in zip(hs[0], rs)]
+    except InputError as exc:
+        return str(exc).replace(str(hyp.parent) + "/", "").replace(".gz", "")
+
+
+@pytest.mark.parametrize("hyp, ref, expected", [
+    # the longer file's last line, without its newline, is still in the reader's hands when the other ends
+    (b"a\nb\n", b"a\nb\nc", "ref.txt: has 3 lines but the system output hyp.txt has 2"),
+    (b"a\nb", b"a\nb\nc\n", "ref.txt: has 3 lines but the system output hyp.txt has 2"),
+    (b"a\nb\nc", b"a\nb\n", "ref.txt: has 2 lines but the system output hyp.txt has 3"),
+    (b"a\nb\n", b"a\nb\nc\nd\ne", "ref.txt: has 5 lines but the system output hyp.txt has 2"),
+    # a bad line after the shorter file ends is never decoded: the counts differ (as the line reader says)
+    (b"a\n", b"a\n\xff\n", "ref.txt: has 2 lines but the system output hyp.txt has 1"),
+    (b"a\n", b"a\nb\n\xff", "ref.txt: has 3 lines but the system output hyp.txt has 1"),
+    (b"a\n" + b"x" * 9 + b"\n", b"a\n", "ref.txt: has 1 lines but the system output hyp.txt has 2"),
+    # the same lines, one file without its last newline: no error
+    (b"a\nb", b"a\nb\n", [("a", ["a"]), ("b", ["b"])]),
+])
+def test_line_counts_in_lockstep_as_the_line_reader_gives_them(tmp_path, block, hyp, ref, expected):
+    got = {}
+    for kind in ("plain", "gzip"):  # gzip: the line-at-a-time reader
+        folder = tmp_path / kind
+        folder.mkdir()
+        paths = []
+        for name, data in (("hyp.txt", hyp), ("ref.txt", ref)):
+            path = folder / (name + (".gz" if kind == "gzip" else ""))
+            path.write_bytes(gzip.compress(data) if kind == "gzip" else data)
+            paths.append(path)
+        got[kind] = _outcome(*paths)
+    if isinstance(expected, str):
+        assert got["plain"] == got["gzip"] == expected, got
+    else:
+        assert got["plain"] == got["gzip"] == expected
