@@ -265,21 +265,53 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
 
 
+def connected(pid: int) -> bool:
+    """Whether process ``pid`` holds an established TCP connection (an SDK worker's control
+    channel, made once its imports are done): one of its socket descriptors in /proc/PID/net/tcp{,6}
+    with state 01."""
+    try:
+        inodes = set()
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            link = os.readlink(fd)
+            if link.startswith("socket:["):
+                inodes.add(link[8:-1])
+    except OSError:
+        return False
+    for table in ("tcp", "tcp6"):
+        try:
+            rows = Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            fields = row.split()
+            if len(fields) > 9 and fields[3] == "01" and fields[9] in inodes:
+                return True
+    return False
+
+
 @contextlib.contextmanager
 def killing_a_busy_worker(pool_pid: int, min_cpu: float, poll: float) -> Iterator[Dict[str, float]]:
     """While the block runs, SIGKILL the first descendant of ``pool_pid`` started during it (an SDK
     worker the pool started for the block's job, not one an earlier job left behind) that has used
-    ``min_cpu`` CPU seconds, looking every ``poll`` seconds; yields a dict
-    that then holds its ``pid``, the monotonic time ``at`` of the kill and its ``cpu`` seconds
-    (without them, none got that busy: then ``busiest`` is the most CPU any of them was seen with)."""
+    ``min_cpu`` CPU seconds since it connected to the runner, looking every ``poll`` seconds. Counting
+    from the connection, not from its start: its imports alone take 2-3 CPU-s, and a worker killed
+    before it connected is a runner waiting for a worker (Prism: "didn't get control connection"
+    after a minute), not the dead worker these tests are about. Yields a dict that then holds its
+    ``pid``, the monotonic time ``at`` of the kill and its ``cpu`` seconds since connecting (without
+    them, none got that busy: then ``busiest`` is the most CPU any of them was seen with since)."""
     killed: Dict[str, float] = {"busiest": 0.0}
     done = threading.Event()
     earlier = set(descendants(pool_pid))
+    since: Dict[int, float] = {}  # a connected worker's CPU seconds when it was first seen connected
 
     def kill_a_busy_worker():
         while not done.is_set():
             for pid in set(descendants(pool_pid)) - earlier:
-                cpu = cpu_seconds(pid)
+                if pid not in since:
+                    if not connected(pid):
+                        continue
+                    since[pid] = cpu_seconds(pid)
+                cpu = cpu_seconds(pid) - since[pid]
                 killed["busiest"] = max(killed["busiest"], cpu)
                 if cpu >= min_cpu:
                     os.kill(pid, signal.SIGKILL)

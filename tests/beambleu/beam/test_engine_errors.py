@@ -211,14 +211,14 @@ def kill_an_sdk_worker(busy: str, runner: List[str], tmp_path: Path):
     """Run the busy job with an SDK worker pool of its own and SIGKILL the worker once busy."""
     outs = [tmp_path / "out.json"]
     with engine_service("worker-pool", tmp_path / "pool") as pool:
-        with killing_a_busy_worker(pool["pid"], min_cpu=2.5, poll=0.05) as killed:
+        with killing_a_busy_worker(pool["pid"], min_cpu=1.0, poll=0.05) as killed:
             t0 = time.monotonic()
             proc = beambleu_subprocess(["run", "--input", busy, *BUSY, "--output", outs[0], *runner,
                                         "--environment_type=EXTERNAL",
                                         f"--environment_config=localhost:{pool['port']}"], timeout=300)
             took = time.monotonic() - t0
     assert "pid" in killed, (f"no SDK worker was busy long enough to be killed (the busiest used "
-                             f"{killed['busiest']:.1f} CPU-s; exit {proc.returncode})\n{proc.stderr}")
+                             f"{killed['busiest']:.1f} CPU-s after connecting; exit {proc.returncode})\n{proc.stderr}")
     line = error_line(proc, outs)
     assert "the Python SDK worker running the job died" in line, line
     assert f"worker pool at localhost:{pool['port']}" in line and "Beam's log: " in line, line
