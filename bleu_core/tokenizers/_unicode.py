@@ -192,6 +192,32 @@ def _write_cached(path: str, key: bytes, table: bytes) -> None:
             os.unlink(tmp)
         except OSError:
             pass
+        return
+    _remove_dead_writers_files(os.path.dirname(path))
+
+
+def _remove_dead_writers_files(folder: str) -> None:
+    """Remove the temporary files (``flags-*.bin.PID.THREAD.tmp``) of writers that are gone: a
+    process killed between writing and renaming leaves one behind (about 1 MB). A file whose
+    process still runs (or whose number a later process took) is left; so is anything not named so."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        parts = name.split(".")
+        if len(parts) != 5 or not name.startswith("flags-") or parts[1] != "bin" or parts[4] != "tmp" \
+                or not parts[2].isdigit() or not parts[3].isdigit():
+            continue
+        try:
+            os.kill(int(parts[2]), 0)
+        except ProcessLookupError:
+            try:
+                os.unlink(os.path.join(folder, name))
+            except OSError:
+                pass
+        except (OSError, OverflowError, ValueError):
+            pass  # alive under another user, or not a process number at all: left
 
 
 def _cached_location() -> Optional[Tuple[str, bytes]]:

@@ -146,3 +146,25 @@ def test_a_small_input_reads_the_kept_table(monkeypatch, tmp_path, computed):
         assert _unicode.flag_table_for(["a\u00ab1"], lowercase=False) == computed
     finally:
         _unicode.flag_table.cache_clear()
+
+
+def test_temporary_files_of_dead_writers_are_removed(tmp_path, computed, monkeypatch):
+    """A writer killed between writing its temporary file and renaming it leaves the file; the next
+    writer removes it, and leaves a live process's file and any other file alone."""
+    monkeypatch.setenv("BEAMBLEU_CACHE_DIR", str(tmp_path))
+    path, key = _unicode._cached_location()
+    folder = tmp_path / "unicode"
+    folder.mkdir(parents=True)
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead_pid = int(gone.stdout)  # exited and reaped: no process has this number now (barring reuse)
+    base = os.path.basename(path)
+    dead = folder / f"{base}.{dead_pid}.140000000000.tmp"
+    dead_other_table = folder / f"flags-0000abcd.bin.{dead_pid}.7.tmp"
+    live = folder / f"{base}.{os.getpid()}.1.tmp"
+    others = [folder / "notes.txt", folder / f"{base}.x.1.tmp", folder / f"flags-1.bin.{dead_pid}.tmp"]
+    for f in [dead, dead_other_table, live, *others]:
+        f.write_bytes(b"partial")
+    _unicode._write_cached(path, key, computed)
+    assert _unicode._read_cached(path, key) == computed
+    assert not dead.exists() and not dead_other_table.exists()
+    assert live.exists() and all(f.exists() for f in others)
