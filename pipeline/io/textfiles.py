@@ -257,14 +257,17 @@ class _Segments:
         except UnicodeDecodeError:
             lines = None
         if lines is None or (len(block) >= limit and any(len(raw) >= limit for raw in block.split(b"\n"))):
-            return self._utf8_lines_one_by_one(block.split(b"\n"), limit)
+            return self._utf8_lines_one_by_one(block.split(b"\n"), limit, newline)
         self.n += len(lines)
         return [line.rstrip() for line in lines]
 
-    def _utf8_lines_one_by_one(self, raws: List[bytes], limit: int) -> Iterator[str]:
+    def _utf8_lines_one_by_one(self, raws: List[bytes], limit: int, newline: bool) -> Iterator[str]:
         """:meth:`_utf8_block` of a block holding a line that is too long or does not decode: its
         lines one at a time, then the error naming that line when it is asked for (as the line
-        reader gives them: files read in lockstep report the first bad row of any of them)."""
+        reader gives them: files read in lockstep report the first bad row of any of them). A line
+        that does not decode is decoded again with its newline (every line of the block has one but
+        the last when ``newline`` is false), as the line reader decodes it: a character cut off by
+        the newline is then an "invalid continuation byte", not an "unexpected end of data"."""
         first = self.n + 1
         self.n += len(raws)  # the block's lines are counted when it is taken (count_rest reads on after it)
         for i, raw in enumerate(raws):
@@ -274,9 +277,15 @@ class _Segments:
                                             "to read it", self.n)
             try:
                 line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
+            except UnicodeDecodeError:
                 self.n = first + i
-                raise self._decode_error(raw, exc) from None
+                if newline or i + 1 < len(raws):
+                    raw += b"\n"
+                try:
+                    raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise self._decode_error(raw, exc) from None
+                raise  # (not reached: bytes that do not decode do not decode with a newline after them)
             yield line.rstrip()
 
     def _lines(self) -> Iterator[str]:

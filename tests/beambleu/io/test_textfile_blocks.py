@@ -166,3 +166,36 @@ def test_line_counts_in_lockstep_as_the_line_reader_gives_them(tmp_path, block, 
         assert got["plain"] == got["gzip"] == expected, got
     else:
         assert got["plain"] == got["gzip"] == expected
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "UTF_8", "u8", "utf", "cp65001", "utf8_ucs4"])
+@pytest.mark.parametrize("data, line, column, reason", [
+    # a character cut off by the newline: the line reader decodes the line with its newline
+    (b"ok\na\xe2\x82\n", 2, 2, "invalid continuation byte"),
+    (b"\xe2\nb\n", 1, 1, "invalid continuation byte"),
+    (b"a\n\xf0\x9f\x98\nb", 2, 1, "invalid continuation byte"),
+    # cut off by the end of the file (no newline after it), or by a CR
+    (b"ok\na\xe2\x82", 2, 2, "unexpected end of data"),
+    (b"a\xf0\x9f\r\n", 1, 2, "invalid continuation byte"),
+    (b"a\xff\n", 1, 2, "invalid start byte"),
+])
+def test_utf8_under_any_of_its_names_fails_as_the_line_reader_does(tmp_path, block, encoding, data, line, column,
+                                                                    reason):
+    """The message under a name of UTF-8 other than "utf-8"/"utf8" (Python's aliases: -e u8 reads
+    UTF-8 with the block reader) gives the decoder's reason, which must be the line reader's: the
+    bytes gzipped are read by it."""
+    got = {}
+    for kind in ("plain", "gzip"):
+        path = tmp_path / ("hyp.txt" + (".gz" if kind == "gzip" else ""))
+        path.write_bytes(gzip.compress(data) if kind == "gzip" else data)
+        seg = textfiles._Segments(textfiles.Source((str(path),), encoding=encoding), textfiles.MAX_LINE_BYTES, [0])
+        with pytest.raises(InputError) as err:
+            list(seg)
+        seg.close()
+        got[kind] = str(err.value).replace(".gz", "")
+    assert got["plain"] == got["gzip"], got
+    assert f"hyp.txt: line {line}, column {column}: " in got["plain"], got
+    if encoding.replace("-", "").replace("_", "").lower() == "utf8":
+        assert "invalid UTF-8 (byte 0x" in got["plain"], got
+    else:
+        assert got["plain"].endswith(f"cannot be decoded as {encoding} ({reason})"), got
