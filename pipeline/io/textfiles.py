@@ -227,19 +227,26 @@ class _Segments:
         limit = self.max_line_bytes + 1
         fh = self._fh
         read_some = getattr(fh, "read1", fh.read)  # (a pipe: what has arrived, not a whole block)
-        tail = b""
+        # the bytes read past the last newline, as the pieces read (joined once a newline comes, so a
+        # line of many blocks is copied once, not once a block)
+        tail: List[bytes] = []
+        tail_len = 0
         try:
             while True:
-                block = read_some(_LINE_BLOCK)
-                if not block:
+                piece = read_some(_LINE_BLOCK)
+                if not piece:
                     break
-                if tail:
-                    block = tail + block
-                end = block.rfind(b"\n") + 1
-                tail = self._pending = block[end:]  # read, not yet a line: count_rest counts it
+                end = piece.rfind(b"\n") + 1
                 if end:
-                    yield from self._utf8_block(block[:end - 1], limit)
-                if len(tail) >= limit:
+                    block = b"".join([*tail, piece[:end - 1]]) if tail else piece[:end - 1]
+                    rest = self._pending = piece[end:]  # read, not yet a line: count_rest counts it
+                    tail, tail_len = ([rest] if rest else []), len(rest)
+                    yield from self._utf8_block(block, limit)
+                else:
+                    self._pending = piece
+                    tail.append(piece)
+                    tail_len += len(piece)
+                if tail_len >= limit:
                     self.n += 1
                     raise InputError(self.path, f"longer than {self.max_line_bytes} bytes; raise --max-line-bytes "
                                                 "to read it", self.n)
@@ -247,7 +254,7 @@ class _Segments:
             raise self._read_error(exc) from None
         self._pending = b""
         if tail:  # the last line, without its newline
-            yield from self._utf8_block(tail, limit, newline=False)
+            yield from self._utf8_block(b"".join(tail), limit, newline=False)
 
     def _utf8_block(self, block: bytes, limit: int, newline: bool = True):
         """The lines of ``block`` (whole lines, the last newline left off), counted and ``rstrip()``-ed."""
