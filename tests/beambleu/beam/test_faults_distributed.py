@@ -182,9 +182,12 @@ def test_dask_worker_paused_under_memory_pressure_is_announced_and_bounded(tmp_p
                      worker_env={"DASK_DISTRIBUTED__WORKER__MEMORY__PAUSE": "0.00001"}) as c:
         proc, seconds = f.run(["run", "--input", SHARDS, "--output", "r.json", *dask_args(c, stall=5)], timeout=90)
     assert proc.returncode == 1, proc.stderr
-    # the progress line (dask: tasks done of all) says that nothing moves; the note says why
+    # the progress line (dask: tasks done of all) says that nothing moves; the note says why. (On a loaded
+    # machine the line may not have learnt the job's tasks from the scheduler when the 5 s are up: then it
+    # still says the job is starting, which is no progress either.)
     progress = [ln for ln in proc.stderr.splitlines() if ln.startswith("beambleu: progress:")]
-    assert progress and all(re.match(r"beambleu: progress: 0 of \d+ tasks", ln) for ln in progress), proc.stderr
+    assert progress and all(re.match(r"beambleu: progress: (0 of \d+ tasks|starting the job)", ln)
+                            for ln in progress), proc.stderr
     notes = [ln for ln in proc.stderr.splitlines() if not ln.startswith(("beambleu: error:", "beambleu: progress:"))]
     assert len(notes) == 1, proc.stderr
     assert re.fullmatch(r"beambleu: dask worker worker-0 is paused under memory pressure \(\d+\.\d GB of its "
