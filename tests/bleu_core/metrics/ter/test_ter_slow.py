@@ -27,7 +27,7 @@ def test_breakdown_many(pair, opts):
     test_breakdown_is_sacrebleus_final_alignment.hypothesis.inner_test(pair=pair, opts=opts)
 
 
-@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seed", range(2))
 def test_reordered_long_segments(seed):
     rng = random.Random(seed)
     pairs = [reordered(rng, rng.choice([20, 60, 120]), rng.choice([3, 8, 50]), rng.randrange(8)) for _ in range(12)]
