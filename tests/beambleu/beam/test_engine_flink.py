@@ -24,7 +24,7 @@ import pytest
 
 pytest.importorskip("apache_beam")
 
-from ...engine_parity import (BUSY, CASES, COMMON, REAL_FOLDER, Outputs, assert_engine_matches_local, real_available)  # noqa: E402
+from ...engine_parity import (BUSY, CASES, REAL_FOLDER, Outputs, assert_engine_matches_local, real_available)  # noqa: E402
 from ...engines import (REPO, assert_failed_cleanly, beambleu_subprocess, engine_service, engines_required,  # noqa: E402
     fetch_or_skip, killing_a_busy_worker)
 from ...pipeline_helpers import corpus_rows, run_cli, write_shards  # noqa: E402

@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("apache_beam")
 
-from ...engine_parity import BUSY, CASES, COMMON, REAL_FOLDER, assert_engine_matches_local, real_available  # noqa: E402
+from ...engine_parity import BUSY, CASES, REAL_FOLDER, assert_engine_matches_local, real_available  # noqa: E402
 from ...engines import (assert_failed_cleanly, beambleu_subprocess, engine_service, fetch_or_skip,  # noqa: E402
     killing_a_busy_worker)
 from ...pipeline_helpers import corpus_rows, run_cli, write_shards  # noqa: E402
