@@ -127,6 +127,15 @@ def _byte_lines(encoding: str) -> bool:
         return False
 
 
+def _decode_failure(raw: bytes) -> UnicodeDecodeError:
+    """The error of decoding ``raw`` as UTF-8 (bytes known not to decode)."""
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc
+    raise AssertionError("decodes")  # (bytes that do not decode do not decode with a newline after them)
+
+
 class _Segments:
     """One input (a :class:`Source`), read a line at a time."""
 
@@ -284,15 +293,12 @@ class _Segments:
                                             "to read it", self.n)
             try:
                 line = raw.decode("utf-8")
-            except UnicodeDecodeError:
+            except UnicodeDecodeError as exc:
                 self.n = first + i
                 if newline or i + 1 < len(raws):
                     raw += b"\n"
-                try:
-                    raw.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    raise self._decode_error(raw, exc) from None
-                raise  # (not reached: bytes that do not decode do not decode with a newline after them)
+                    exc = _decode_failure(raw)
+                raise self._decode_error(raw, exc) from None
             yield line.rstrip()
 
     def _lines(self) -> Iterator[str]:
