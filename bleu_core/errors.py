@@ -9,7 +9,10 @@ with :meth:`InputError.located`. The command line's own input errors (``beambleu
 
 from __future__ import annotations
 
-from typing import Optional, Union
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Optional, Union
+
 
 __all__ = ["BatchInputError", "InputError"]
 

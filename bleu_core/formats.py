@@ -11,13 +11,26 @@ As in sacrebleu's ``Score.format``, an interval shows only when its mean is posi
 from __future__ import annotations
 
 import json
-from typing import Dict, Optional, Union
 
 from .signature import SignatureFields, parse_signature
 
 __all__ = ["Signature", "fields", "sacrebleu_json", "score_line", "score_text", "signature_fields", "signature_text"]
 
-Signature = Union[SignatureFields, str, None]
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Dict, Optional, Union
+
+    Signature = Union[SignatureFields, str, None]
+
+
+def __getattr__(name: str):
+    """``Signature``, the type of a signature argument (``Union[SignatureFields, str, None]``), made
+    when asked for: typing is not imported by `beambleu score`'s start-up."""
+    if name == "Signature":
+        from typing import Union
+
+        return Union[SignatureFields, str, None]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _shown(interval) -> bool:

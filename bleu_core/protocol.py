@@ -35,7 +35,8 @@ import itertools
 import operator
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Iterable, List, NamedTuple, Optional, Sequence, Tuple
+from collections import namedtuple
+from collections.abc import Sequence
 
 from . import formats
 from .errors import BatchInputError
@@ -43,7 +44,10 @@ from .kernels.buffers import all_utf8, as_lists, is_arrow, python_rows, shared
 from .signature import SignatureFields  # noqa: F401  (part of the protocol)
 from .sums import checked_add, column_sums
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (start-up)
 if TYPE_CHECKING:
+    from typing import Callable, Iterable, List, Optional, Tuple
+
     import numpy as np
     import pyarrow as pa
 
@@ -144,11 +148,11 @@ class CommandLine:
 
 
 
-class Stat(NamedTuple):
-    """A group-table column that is one of the metric's statistics (``index`` in its vector):
-    the group table takes it straight from the group's totals."""
+class Stat(namedtuple("Stat", ["index"])):
+    """A group-table column that is one of the metric's statistics (``index``, an int, in its
+    vector): the group table takes it straight from the group's totals."""
 
-    index: int
+    __slots__ = ()
 
 
 class Score:

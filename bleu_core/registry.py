@@ -29,12 +29,15 @@ import inspect
 import os
 import re
 import sys
-from typing import Dict, List, Tuple
 
 from .metrics.bleu import Bleu
 from .metrics.chrf import Chrf
 from .metrics.ter import Ter
 from .protocol import CommandLine, Metric, Option
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Dict, List, Tuple
 
 # Option and CommandLine are the protocol's, named here too (a plugin imports Option from here)
 __all__ = ["BUILTINS", "ENTRY_POINT_GROUP", "ID", "CommandLine", "Option", "UnknownMetric", "builtin_metrics",

@@ -29,7 +29,6 @@ plain score (totals as a list of Python ints, :class:`InOrder` fed rows of ints)
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, List, Optional, Sequence
 
 from .protocol import Metric, MetricSet, Score
 from .resampling import counter as bs
@@ -37,7 +36,10 @@ from .resampling.sacrebleu import COUNTER, METHODS, exact_scores
 from .signature import SignatureFields
 from .sums import checked_add
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (start-up)
 if TYPE_CHECKING:  # numpy is imported by what resamples: `beambleu score`'s plain path loads none
+    from typing import List, Optional, Sequence
+
     import numpy as np
 
 __all__ = ["ALPHA", "BOOTSTRAP", "RANDOMIZATION", "InOrder", "Interval", "MetricResult", "Paired", "Resampling",

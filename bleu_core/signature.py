@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Dict, List, Tuple
-
 from .version import __version__
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Dict, List, Tuple
 
 __all__ = ["SignatureFields", "parse_signature"]
 

@@ -4,9 +4,11 @@ an OverflowError rather than a wrapped value (the one checked sum of beambleu)."
 from __future__ import annotations
 
 import operator
-from typing import TYPE_CHECKING, Callable, List, Optional, Sequence
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (start-up)
 if TYPE_CHECKING:
+    from typing import Callable, List, Optional, Sequence
+
     import numpy as np
 
 __all__ = ["INT64_MAX", "check_int64", "checked_add", "checked_add_ints", "column_sums", "column_sums_ints",

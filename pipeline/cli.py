@@ -16,9 +16,12 @@ import os
 import re
 import sys
 from importlib import import_module
-from typing import List, Optional, Tuple
 
 from .errors import OutputError, Parser, UsageError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import List, Optional, Tuple
 
 # Everything that imports bleu_core (and so numpy) is imported inside the functions below: `score`
 # sets OPENBLAS_NUM_THREADS first (_one_blas_thread), which works only before numpy is imported.

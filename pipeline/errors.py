@@ -14,10 +14,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import signal
 import sys
-import threading
-from typing import Callable
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Callable
 
 __all__ = ["OutputError", "Parser", "Terminated", "UsageError", "int_at_least", "positive_seconds",
            "terminate_as_interrupt"]
@@ -41,6 +42,9 @@ class Terminated(KeyboardInterrupt):
 def terminate_as_interrupt():
     """While in force (main thread only), SIGTERM raises :class:`Terminated`, so that the
     cleanup that runs for Ctrl-C runs for it too."""
+    import signal  # (here: ``score``, which installs no handler, need not import signal and threading)
+    import threading
+
     if threading.current_thread() is not threading.main_thread():
         yield
         return

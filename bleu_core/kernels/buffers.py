@@ -22,13 +22,15 @@ import contextlib
 import itertools
 import sys
 import threading
+from collections import namedtuple
 from collections.abc import Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Callable, List, NamedTuple, Optional
 
 from ..errors import BatchInputError
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (start-up)
 if TYPE_CHECKING:
+    from typing import Callable, List, Optional
+
     import numpy as np
 
 __all__ = ["ListBuffers", "RowLists", "all_utf8", "as_lists", "candidate_buffers", "is_arrow", "list_buffers",
@@ -41,6 +43,8 @@ def require_compiled(module, error: Optional[BaseException], what: str = "kernel
     failed with ``error``) is missing: a source folder needs an editable build, an installed
     package a reinstall. ``what`` names it in the message (``kernel``, ``chrF kernel``)."""
     if module is None:  # pragma: no cover
+        from pathlib import Path  # (here: imported only to say what is missing)
+
         here = Path(__file__).resolve().parent.parent  # the package folder, bleu_core/
         if (here.parent / "setup.py").is_file():  # a source checkout, not an installed package
             raise ImportError(
@@ -142,13 +146,12 @@ def _utf8_buffers_checked(texts: list):
     return b"".join(encoded), _offsets(encoded), valid
 
 
-class ListBuffers(NamedTuple):
+class ListBuffers(namedtuple("ListBuffers", ["candidates", "references", "list_offsets"])):
     """A batch of Python lists as a kernel reads it: the candidates' and the flat references'
-    (data, offsets, validity), and the int64 offsets of each row's references in them."""
+    (data, offsets, validity) tuples, and ``list_offsets``, the int64 offsets (an ``array.array``)
+    of each row's references in them."""
 
-    candidates: tuple
-    references: tuple
-    list_offsets: array.array
+    __slots__ = ()
 
     @property
     def n(self) -> int:

@@ -15,15 +15,16 @@ test paired.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, List, Optional, Sequence
-
 # the seed and replicate-count checks, which the command lines need before anything is drawn, live in
 # numpy-free .seeds; numpy (and hashlib, decimal, statistics) is imported by the functions that draw (and
 # THRESHOLDS made at first use)
 from .seeds import (DEFAULT_N, DEFAULT_SEED, MAX_REPLICATE_BYTES, MAX_SEED, check_replicates, check_seed,
                     max_replicates, seed_from_env)
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (start-up)
 if TYPE_CHECKING:
+    from typing import Dict, List, Optional, Sequence
+
     import numpy as np
 
 __all__ = ["BLOCK_ROWS", "DEFAULT_N", "DEFAULT_SEED", "MAX_REPLICATE_BYTES", "MAX_SEED", "MAX_WEIGHT",

@@ -33,11 +33,13 @@ for row, many at once through the same vectorised arithmetic.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
 from .seeds import COUNTER, METHODS, SACREBLEU  # the two ways `score` and compat draw resamples (numpy-free)
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (start-up)
 if TYPE_CHECKING:  # numpy is imported by the functions that draw and score (off `score`'s plain path)
+    from typing import List, Optional, Sequence, Tuple
+
     import numpy as np
 
 __all__ = ["BLOCK_COINS", "CHUNK_CELLS", "COUNTER", "F32_EXACT", "METHODS", "SACREBLEU", "bootstrap_scores",

@@ -10,11 +10,14 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 from importlib import import_module
-from typing import Optional
 
 from .base import Tokenizer
 from .tokenizer_spm import SPM_MODELS  # (sentencepiece itself is imported when a model is loaded)
 from .tokenizer_spm import TokenizerSPM, require_sentencepiece, resolve_model
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Optional
 
 _REGISTRY = {
     "none": ("tokenizer_none", "NoneTokenizer"),

@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import os
 from functools import lru_cache
-from typing import Iterable, List, Optional, Tuple
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Iterable, List, Optional, Tuple
 
 __all__ = ["F_N", "F_P", "F_S", "F_ZH", "UCODE_RANGES", "UNI_SIZE", "chinese_ranges", "flag_table", "flag_table_for",
            "is_chinese_char"]

@@ -13,7 +13,10 @@ Each tokenizer has two forms:
 
 from __future__ import annotations
 
-from typing import Optional
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Optional
+
 
 __all__ = ["Tokenizer"]
 

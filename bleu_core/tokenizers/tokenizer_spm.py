@@ -24,13 +24,16 @@ from __future__ import annotations
 
 import os
 import re
-from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Sequence
+from collections import namedtuple
 
 from .base import Tokenizer
 
 # numpy, pyarrow (and gc, hashlib, logging, tempfile, time) are imported when a model is used: `beambleu score -tok 13a`
 # needs none of them
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (start-up)
 if TYPE_CHECKING:
+    from typing import Dict, List, Optional, Sequence
+
     import numpy as np
     import pyarrow as pa
 
@@ -193,16 +196,14 @@ def require_sentencepiece(name: str):
     return sentencepiece
 
 
-class Encoded(NamedTuple):
-    """An array's token ids (:meth:`TokenizerSPM.encode_ids`): its distinct lines' ids (int32)
-    and offsets into them (int64, one more than lines), each value's line in them (int32; 0 for a
-    null value, which the kernel never looks up), and each value's validity (uint8, or None when
-    none is null), as ``_bleu.stats_ids`` takes them."""
+class Encoded(namedtuple("Encoded", ["values", "offsets", "index", "valid"])):
+    """An array's token ids (:meth:`TokenizerSPM.encode_ids`), numpy arrays: its distinct lines'
+    ids (``values``, int32) and offsets into them (``offsets``, int64, one more than lines), each
+    value's line in them (``index``, int32; 0 for a null value, which the kernel never looks up),
+    and each value's validity (``valid``, uint8, or None when none is null), as ``_bleu.stats_ids``
+    takes them."""
 
-    values: np.ndarray
-    offsets: np.ndarray
-    index: np.ndarray
-    valid: Optional[np.ndarray]
+    __slots__ = ()
 
 
 class TokenizerSPM(Tokenizer):

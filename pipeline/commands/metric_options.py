@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-from typing import Callable
 
 from bleu_core import registry
 from bleu_core.protocol import MetricSet
@@ -22,6 +21,10 @@ from bleu_core.tokenizers.tokenizer_spm import ModelError
 
 from ..errors import UsageError
 from .testsets import trg_lang
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Callable
 
 __all__ = ["add_metric_arguments", "builtins_only", "make_metric", "metrics_from_args", "template_parameters",
            "template_switches"]

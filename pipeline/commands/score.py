@@ -24,7 +24,6 @@ import operator
 import os
 import re
 import sys
-from typing import TYPE_CHECKING, Dict, List, Optional
 
 from bleu_core import formats, scoring
 from bleu_core.resampling.seeds import SACREBLEU
@@ -39,7 +38,10 @@ from .significance import (add_significance_arguments, check_draw_work, resampli
                            row_keys_for_lines)
 from .testsets import detail_color
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (start-up)
 if TYPE_CHECKING:
+    from typing import Dict, List, Optional
+
     import numpy as np
 
 # numpy (and sacrebleu's draws, bleu_core.resampling.sacrebleu) is imported by the jobs that resample or

@@ -13,11 +13,10 @@ sacrebleu's ``confidence`` string ``μ = mean ± half-width``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from bleu_core import scoring
 from bleu_core.resampling import seeds
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (start-up)
 if TYPE_CHECKING:
     import numpy as np
 

@@ -24,7 +24,6 @@ import itertools
 import os
 import re
 import sys
-from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tuple
 
 from bleu_core.tokenizers import DEFAULT_TOKENIZER, TARGET_LANGUAGES, default_tokenizer as by_language
 
@@ -35,7 +34,10 @@ __all__ = ["INSTALL", "NO_SUBSETS", "SACREBLEU_VERSION", "add_testset_arguments"
            "default_tokenizer", "detail_color", "detail_subsets", "empty_subset_error", "format_detail", "info_command",
            "keep_mask", "read_references", "reference_files", "tokenizer_warnings", "trg_lang"]
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (start-up)
 if TYPE_CHECKING:  # numpy is imported where masks are made
+    from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
     import numpy as np
 
 #: the sacrebleu release whose registry (and its quirks) beambleu follows

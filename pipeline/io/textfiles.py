@@ -20,16 +20,18 @@ from __future__ import annotations
 import argparse
 import codecs
 import functools
-import gzip
 import io
 import sys
 import zlib
 from dataclasses import dataclass
-from typing import Iterator, List, Sequence, Tuple
 
 from bleu_core.errors import InputError as CoreInputError
 
 from ..errors import int_at_least
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Iterator, List, Sequence, Tuple
 
 __all__ = ["CHUNK_BYTES", "CHUNK_ROWS", "MAX_LINE_BYTES", "InputError", "Source", "add_max_line_bytes",
            "check_encoding", "iter_chunks"]
@@ -79,6 +81,12 @@ def add_max_line_bytes(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-line-bytes", type=int_at_least(1), default=MAX_LINE_BYTES, metavar="N",
                    help="refuse lines longer than N bytes (default: %(default)s; a line is held in memory "
                         "whole; not a sacrebleu flag)")
+
+
+def _is_gzip(obj, name: str) -> bool:
+    """``isinstance(obj, gzip.<name>)``, without importing gzip when no file was gzipped."""
+    gz = sys.modules.get("gzip")
+    return gz is not None and isinstance(obj, getattr(gz, name))
 
 
 @dataclass(frozen=True)
@@ -156,7 +164,11 @@ class _Segments:
         if self.path == "-" and self.source.dash_is_stdin:
             return sys.stdin.buffer
         try:
-            return gzip.open(self.path, "rb") if self.path.endswith(".gz") else open(self.path, "rb")
+            if self.path.endswith(".gz"):
+                import gzip  # (here: reading plain text need not import it)
+
+                return gzip.open(self.path, "rb")
+            return open(self.path, "rb")
         except OSError as exc:
             raise InputError(self.path, f"cannot read: {exc.strerror or exc}") from None
 
@@ -165,7 +177,7 @@ class _Segments:
         detail = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
         if isinstance(exc, EOFError):
             what = f"truncated gzip data ({detail})"
-        elif isinstance(exc, (zlib.error, gzip.BadGzipFile)):
+        elif isinstance(exc, zlib.error) or _is_gzip(exc, "BadGzipFile"):
             what = f"corrupt gzip data ({detail})"
         else:
             what = f"cannot read: {detail}"
@@ -304,7 +316,7 @@ class _Segments:
     def _lines(self) -> Iterator[str]:
         """Every path's lines in turn, ``rstrip()``-ed."""
         while True:
-            if self._utf8 and self.source.fields == 1 and not isinstance(self._fh, gzip.GzipFile):
+            if self._utf8 and self.source.fields == 1 and not _is_gzip(self._fh, "GzipFile"):
                 yield from self._utf8_file_lines()
             else:
                 for line in self._file_lines():

@@ -8,13 +8,14 @@ shares with the other metrics is in :mod:`bleu_core.kernels.arrow`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, List, Optional
-
 from ...kernels.buffers import (RowLists, as_lists, list_buffers, new_out, raise_row_error, require_compiled,
                                 stats_many_lists)
 from ...tokenizers import get_tokenizer
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (start-up)
 if TYPE_CHECKING:
+    from typing import List, Optional
+
     import numpy as np
     import pyarrow as pa
 

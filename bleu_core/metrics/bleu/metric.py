@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Iterable, List, Optional, Sequence, Tuple
+from collections.abc import Sequence
 
 from ...kernels import use_reference
 from ...protocol import Metric, Option, Stat, nrefs_label, reference_batch_stats
@@ -15,7 +15,10 @@ from .reference import BleuStats, scalar_stats
 from .score import (SMOOTH_DEFAULTS, BleuScore, BleuSignature, bleu_of_checked, check_order, check_smoothing,
                     check_stats, check_weights, stat_names)
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (start-up)
 if TYPE_CHECKING:  # numpy, pyarrow and the resampling arithmetic are imported by the functions that need them
+    from typing import Iterable, List, Optional, Tuple
+
     import numpy as np
     import pyarrow as pa
 

@@ -14,12 +14,14 @@ Vectors of different pairs add; the score is a function of the sum only.
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, Iterable, List, Optional, Sequence, Tuple
 
 from ...sums import checked_add
 from .score import BleuScore, check_stats, compute_bleu, stat_names
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (start-up)
 if TYPE_CHECKING:
+    from typing import Iterable, List, Optional, Sequence, Tuple
+
     import numpy as np
 
 __all__ = ["BleuStats", "closest_ref_len", "ngrams", "pair_stats", "preprocess", "scalar_stats"]

@@ -13,11 +13,14 @@ from __future__ import annotations
 import math
 import operator
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence
 
 from ...protocol import Score
 from ...signature import SignatureFields
 from ...sums import INT64_MAX
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Dict, List, Optional, Sequence
 
 __all__ = ["SMOOTH_DEFAULTS", "SMOOTH_METHODS", "BleuScore", "BleuSignature", "bleu_of_checked", "check_order",
            "check_smoothing", "check_stats", "check_weights", "compute_bleu", "my_log", "stat_names"]

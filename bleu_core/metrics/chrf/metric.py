@@ -27,7 +27,6 @@ import operator
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, List
 
 from ...kernels import use_reference
 from ...protocol import Metric, Option, Stat, checked_pairs, reference_batch_stats
@@ -36,7 +35,10 @@ from ...sums import check_int64, statistics_values
 # .kernel (the compiled kernel), .reference and .score are imported where they are used: a command
 # line that does not score chrF (`beambleu score` with BLEU) builds chrF's options without them
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (start-up)
 if TYPE_CHECKING:  # numpy, pyarrow and the resampling arithmetic are imported by the functions that need them
+    from typing import List
+
     import numpy as np
     import pyarrow as pa
 

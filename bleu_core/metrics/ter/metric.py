@@ -60,20 +60,20 @@ from __future__ import annotations
 import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from ...kernels import use_reference
 from ...protocol import (CHUNK, Metric, Option, Stat, checked_chunks, checked_pairs, reference_batch_stats,
                          reference_counts)
 from ...sums import check_int64, checked_add, column_sums, statistics_values
-from .reference import EDIT_NAMES, MAX_REFS, STAT_NAMES, STATS_WIDTH, shift_search, tercom_words
-from .score import TerScore, TerSignature, ter_rate
 
-if TYPE_CHECKING:  # numpy, pyarrow and the resampling arithmetic are imported by the functions that need them
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (start-up)
+if TYPE_CHECKING:  # numpy, pyarrow, the resampling arithmetic, the reference path and the score object are
+    # imported by the functions that need them (`beambleu score` without TER imports none of them)
     import numpy as np
     import pyarrow as pa
 
     from .resampling import TerArithmetic
+    from .score import TerScore, TerSignature
 
 __all__ = ["Ter", "corpus_ter", "sentence_ter"]
 
@@ -120,13 +120,19 @@ class Ter(Metric):
 
     @property
     def width(self) -> int:
+        from .reference import STATS_WIDTH
+
         return STATS_WIDTH
 
     def stat_names(self) -> list[str]:
+        from .reference import STAT_NAMES
+
         return list(STAT_NAMES)
 
     def words(self, text: str) -> list[str]:
         """The words of a candidate (:func:`tercom_words` with these options)."""
+        from .reference import tercom_words
+
         return tercom_words(text, self.case_sensitive, self.normalized, self.no_punct, self.asian_support)
 
     def reference_words(self, text: str) -> list[str]:
@@ -139,6 +145,8 @@ class Ter(Metric):
 
     def pair_stats(self, hyp: str, refs: Sequence[str | None]) -> list[int]:
         """The statistics of one pair (see the module documentation)."""
+        from .reference import EDIT_NAMES, MAX_REFS, shift_search
+
         refs = [r for r in refs if r is not None]
         if not refs:
             raise ValueError("references: no reference (all references are missing)")
@@ -175,6 +183,8 @@ class Ter(Metric):
         """``int64[n, width]`` (or its column sums) with the compiled kernel, or with
         :meth:`scalar_stats` under ``BEAMBLEU_KERNELS=python`` (:mod:`bleu_core.kernels`)."""
         if use_reference():  # with normalized, the kernel path checks the batch's UTF-8 first
+            from .reference import MAX_REFS
+
             return reference_batch_stats(self, candidates, references, per_row, utf8_first=self.normalized,
                                          max_refs=MAX_REFS)
         from .kernel import ter_batch_stats  # (the compiled kernel: loaded when first used)
@@ -224,6 +234,8 @@ class Ter(Metric):
 
     def _checked_values(self, vector) -> list[int]:
         """:meth:`check_stats` as Python ints."""
+        from .reference import EDIT_NAMES, STAT_NAMES
+
         values = statistics_values(vector, "TER")
         if len(values) != self.width:
             raise ValueError(f"TER statistics have {self.width} values ({', '.join(STAT_NAMES)}), got {len(values)}")
@@ -247,6 +259,8 @@ class Ter(Metric):
         """sacrebleu's float sum of the average reference lengths of per-pair statistics rows
         (``int64[n, width]``, or rows of Python ints), added in row order to ``start`` (each row's
         length sits in the column of its reference count)."""
+        from .reference import EDIT_NAMES
+
         first = len(EDIT_NAMES)
         for row in (rows.tolist() if hasattr(rows, "tolist") else rows):
             lengths = row[first:]
@@ -261,10 +275,14 @@ class Ter(Metric):
         correctly rounded."""
         from fractions import Fraction  # (off the start-up of a command that scores no TER)
 
+        from .reference import EDIT_NAMES
+
         exact = sum(Fraction(s, k) for k, s in enumerate(values[len(EDIT_NAMES):], start=1))
         return float(exact)
 
     def signature(self, nrefs, n_bootstrap: int | None = None, seed: int | None = None) -> TerSignature:
+        from .score import TerSignature
+
         return TerSignature(self, nrefs, n_bootstrap, seed)
 
     def score(self, stats, nrefs=None, n_bootstrap: int | None = None, seed: int | None = None, *,
@@ -285,6 +303,8 @@ class Ter(Metric):
             ref_length = exact
         elif not (isinstance(ref_length, float) and abs(ref_length - exact) <= 2**-30 * exact):
             raise ValueError(f"ref_length = {ref_length!r} is not the statistics' reference length {exact!r}")
+        from .score import TerScore, ter_rate
+
         sig = None if nrefs is None else self.signature(nrefs, n_bootstrap, seed)
         return TerScore(ter_rate(values[0], ref_length), values, ref_length, ref_length_sum=how).sign(sig)
 
@@ -299,6 +319,8 @@ class Ter(Metric):
         the statistics under their :meth:`stat_names`, as in the per-pair output, taken from the
         totals (getters pickle)."""
         import pyarrow as pa  # the group table's types: `beambleu run` only
+
+        from .reference import STAT_NAMES
 
         columns = [("score", pa.float64(), operator.itemgetter("score")),
                    ("signature", pa.string(), operator.methodcaller("get", "signature")),

@@ -7,8 +7,8 @@ from __future__ import annotations
 import functools
 import math
 import re
+from collections import namedtuple
 from collections.abc import Sequence
-from typing import NamedTuple
 
 __all__ = ["BEAM_WIDTH", "MAX_SHIFT_SIZE", "MAX_SHIFT_DIST", "MAX_SHIFT_CANDIDATES", "MAX_REFS", "INF",
            "EDIT_NAMES", "STAT_NAMES", "STATS_WIDTH", "ASIAN_PUNCT", "FULL_WIDTH_PUNCT", "normalize_western",
@@ -166,14 +166,13 @@ class BandedDistance:
         return "".join(reversed(ops))
 
 
-class Alignment(NamedTuple):
-    """What the shift search reads off an alignment: for each reference word the candidate position
-    it is aligned to (that of the last candidate word consumed, -1 before any), and whether each
-    candidate word and each reference word is in error (not matched)."""
+class Alignment(namedtuple("Alignment", ["ref_to_hyp", "hyp_err", "ref_err"])):
+    """What the shift search reads off an alignment, lists of ints: for each reference word the
+    candidate position it is aligned to (``ref_to_hyp``: that of the last candidate word consumed,
+    -1 before any), and whether each candidate word and each reference word is in error (not
+    matched: ``hyp_err``, ``ref_err``)."""
 
-    ref_to_hyp: list[int]
-    hyp_err: list[int]
-    ref_err: list[int]
+    __slots__ = ()
 
 
 def alignment(trace: str) -> Alignment:
@@ -244,13 +243,10 @@ def best_shift(hyp: list, ref: Sequence, ed: BandedDistance, rows: list, checked
     return (0, None, checked) if best_key is None else (best_key[0], best_words, checked)
 
 
-class Edits(NamedTuple):
-    """The edits turning a candidate into one reference."""
+class Edits(namedtuple("Edits", ["insertions", "deletions", "substitutions", "shifts"])):
+    """The edits (ints) turning a candidate into one reference."""
 
-    insertions: int
-    deletions: int
-    substitutions: int
-    shifts: int
+    __slots__ = ()
 
     @property
     def total(self) -> int:
