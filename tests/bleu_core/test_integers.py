@@ -115,7 +115,7 @@ def test_group_keys_match_a_python_group_by(data):
 
 
 @pytest.mark.slow
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(data=key_columns(max_rows=20000))
 def test_group_keys_match_a_python_group_by_long(data):
     _check_group_rows(*data)

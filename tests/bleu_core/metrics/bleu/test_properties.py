@@ -63,7 +63,7 @@ def test_matches_sacrebleu(tokenize, data, opt):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("tokenize", TOKENIZERS)
-@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=700, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=corpus(), opt=options)
 def test_matches_sacrebleu_many(tokenize, data, opt):
     check_all_paths(tokenize, *data, opt)

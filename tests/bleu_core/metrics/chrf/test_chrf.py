@@ -296,7 +296,7 @@ def test_paths_agree_with_sacrebleu(data, opts):
 
 
 @pytest.mark.slow
-@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=chrf_corpus(), opts=options)
 def test_paths_agree_with_sacrebleu_long(data, opts):
     check_all_paths(*data, opts)

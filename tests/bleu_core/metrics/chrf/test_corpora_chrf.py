@@ -24,7 +24,7 @@ pytestmark = pytest.mark.corpora
 SYSTEMS = corpus_systems()
 
 #: the segments of each system compared (the first ones of its file)
-SEGMENTS = 500
+SEGMENTS = 200
 
 
 def _first_segments(folder, system, refs):
