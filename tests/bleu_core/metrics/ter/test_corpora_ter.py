@@ -3,7 +3,7 @@ TER run here (skipped cleanly when the corpora are absent).
 
 sacrebleu's TER is slow (a few hundred pairs per CPU-second), so by default each system is
 checked on an evenly spaced sample of its segments (``BEAMBLEU_TER_SAMPLE`` per system, default
-25; 0 checks every segment, which takes hours). Per segment the edits and the average reference
+15; 0 checks every segment, which takes hours). Per segment the edits and the average reference
 length must equal sacrebleu's, and the sample's corpus score must be bit-identical; the kernel
 also scores every segment of every system (no error, statistics that check).
 """
@@ -20,7 +20,7 @@ sacrebleu_ter = pytest.importorskip("sacrebleu.metrics.ter")
 
 pytestmark = [pytest.mark.corpora, pytest.mark.slow]
 
-SAMPLE = int(os.environ.get("BEAMBLEU_TER_SAMPLE", "25"))
+SAMPLE = int(os.environ.get("BEAMBLEU_TER_SAMPLE", "15"))
 
 
 SYSTEMS = corpus_systems()
