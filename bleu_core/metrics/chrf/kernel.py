@@ -8,11 +8,13 @@ batch (see the comment at the top of ``_chrf.c``); Python touches only the array
 from __future__ import annotations
 
 import operator
-from typing import TYPE_CHECKING, List
 
 from ...kernels.buffers import as_lists, list_buffers, new_out, raise_row_error, require_compiled, stats_many_lists
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (start-up)
 if TYPE_CHECKING:
+    from typing import List
+
     import numpy as np
 
     from ...kernels.arrow import ArrayLike

@@ -15,11 +15,10 @@ punctuation and splitting are too), so the kernel tokenizes references once.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ...kernels.buffers import list_buffers, new_out, raise_row_error, require_compiled
 from .reference import STATS_WIDTH, tercom_words
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (start-up)
 if TYPE_CHECKING:
     import numpy as np
     import pyarrow as pa
