@@ -34,9 +34,9 @@ import contextlib
 import itertools
 import operator
 import re
-from dataclasses import dataclass
 from collections import namedtuple
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from . import formats
 from .errors import BatchInputError

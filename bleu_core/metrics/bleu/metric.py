@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 from ...kernels import use_reference
 from ...protocol import Metric, Option, Stat, nrefs_label, reference_batch_stats
