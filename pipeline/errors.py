@@ -15,6 +15,7 @@ import argparse
 import contextlib
 import os
 import sys
+import threading
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (start-up)
 if TYPE_CHECKING:
@@ -42,8 +43,7 @@ class Terminated(KeyboardInterrupt):
 def terminate_as_interrupt():
     """While in force (main thread only), SIGTERM raises :class:`Terminated`, so that the
     cleanup that runs for Ctrl-C runs for it too."""
-    import signal  # (here: ``score``, which installs no handler, need not import signal and threading)
-    import threading
+    import signal  # (here: ``score``, which installs no handler, need not import it)
 
     if threading.current_thread() is not threading.main_thread():
         yield
