@@ -143,20 +143,30 @@ def _compare(a: pa.Table, b: pa.Table) -> Tuple[np.ndarray, np.ndarray]:
 
 def group_ids(keys: Columns) -> Tuple[np.ndarray, np.ndarray]:
     """``(inverse, first)``: each row's group number, groups numbered in canonical key order, and
-    one row of each group (its first). Exact for any number of columns and values (a sort, no key
-    codes)."""
+    the first row of each group. Exact for any number of columns and values: each column's
+    distinct values (Arrow's hash of the exact bytes or integers) are ranked by
+    :func:`canonical_order`, and the rows' tuples of ranks, numbered densely column by column (a
+    number that keeps the tuples' lexicographic order), are grouped with numpy's stable
+    ``unique``. Only the distinct values are sorted as keys, not every row."""
     table = key_table(keys)
     n = table.num_rows
     if n == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    order = canonical_order(table)
-    ordered = table.take(order)
-    change = np.ones(n, dtype=bool)
-    _, eq = _compare(ordered.slice(1), ordered.slice(0, n - 1))
-    change[1:] = ~eq
-    inverse = np.empty(n, dtype=np.int64)
-    inverse[order] = np.cumsum(change) - 1
-    return inverse, order[change].astype(np.int64)
+    codes, size = np.zeros(n, dtype=np.int64), 1
+    for col in table.columns:
+        if pa.types.is_null(col.type):
+            continue  # every row equal
+        encoded = pc.dictionary_encode(col.chunk(0), null_encoding="encode")  # a null is one more value
+        values = encoded.dictionary
+        rank = np.empty(len(values), dtype=np.int64)
+        rank[canonical_order([values])] = np.arange(len(values), dtype=np.int64)
+        codes = codes * len(values) + rank[np.asarray(encoded.indices)]
+        size *= len(values)
+        if size > 1 << 31:  # numbered densely again (in order), so that the next column cannot overflow
+            distinct, codes = np.unique(codes, return_inverse=True)
+            size = len(distinct)
+    _, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+    return inverse.reshape(-1).astype(np.int64, copy=False), first.astype(np.int64, copy=False)
 
 
 def count_not_above(keys: pa.Table, bound: pa.Table) -> int:

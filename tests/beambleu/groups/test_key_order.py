@@ -19,6 +19,7 @@ merges of tables, the CombineFn, and the final k-way merge of sorted Parquet par
 import functools
 import itertools
 import pickle
+import random
 
 import numpy as np
 import pyarrow as pa
@@ -124,6 +125,8 @@ def test_sort_and_row_compare_follow_the_hand_rules(case):
     inverse, first = gt.group_ids(keys)
     distinct = hand_sorted_distinct(rows)
     assert [rows[i] for i in first] == distinct
+    # each group's row is its first: the lowest row whose key equals it by the hand rules
+    assert first.tolist() == [next(i for i, r in enumerate(rows) if hand_compare(r, d) == 0) for d in distinct]
     assert [distinct.index(r) for r in rows] == inverse.tolist()
     # every pair of rows, through the row-wise comparison the merges' binary search uses
     normal = gt.key_table(keys)
@@ -134,6 +137,29 @@ def test_sort_and_row_compare_follow_the_hand_rules(case):
     expected = [hand_compare(rows[i], rows[j]) for i, j in pairs]
     assert lt.tolist() == [c < 0 for c in expected]
     assert eq.tolist() == [c == 0 for c in expected]
+
+
+def test_group_ids_of_many_columns_of_many_values_follow_the_hand_rules():
+    """Five columns of thousands of distinct values each: the product of their numbers of values
+    (above 2**63) does not fit in int64, so the rows' codes must be numbered again on the way."""
+    rnd = random.Random(20261207)
+    tricky_s = ["", "a", "a\x00", "é", "\U0001f600"]
+    tricky_i, tricky_u = [-2**63, -1, 0, 1, 2**63 - 1], [0, 2**63, 2**64 - 1]
+    n = 12000
+    columns = [[rnd.choice(tricky_s + [None]) if rnd.random() < 0.01 else f"w{rnd.randrange(10**9)}" for _ in range(n)],
+               [rnd.choice(tricky_i) if rnd.random() < 0.01 else rnd.randrange(-2**63, 2**63) for _ in range(n)],
+               [rnd.choice(tricky_u) if rnd.random() < 0.01 else rnd.randrange(2**64) for _ in range(n)],
+               [rnd.choice(tricky_s) if rnd.random() < 0.01 else f"v{rnd.randrange(10**9)}" for _ in range(n)],
+               [rnd.randrange(-10**12, 10**12) for _ in range(n)]]
+    rows = list(zip(*columns))
+    rows += rows[:3000]  # some keys twice
+    rnd.shuffle(rows)
+    types = [pa.large_string(), pa.int64(), pa.uint64(), pa.string(), pa.int64()]
+    inverse, first = gt.group_ids(arrow_keys(types, rows))
+    distinct = sorted(set(rows), key=hand_key)  # (no two distinct tuples compare equal here: no ints mixed)
+    number = {r: i for i, r in enumerate(distinct)}
+    assert inverse.tolist() == [number[r] for r in rows]
+    assert first.tolist() == [rows.index(r) for r in distinct]
 
 
 @settings(**SETTINGS)
