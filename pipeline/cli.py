@@ -12,6 +12,7 @@ unless ``BEAMBLEU_DEBUG`` is set.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import re
 import sys
@@ -139,6 +140,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     _one_blas_thread(argv)
     # `run` needs Apache Beam for its options; the other commands must not import it
     is_run = "run" in argv[:1] or (len(argv) > 1 and argv[0].startswith("-") and "run" in argv)
+    # `run`'s imports (Beam's above all) make some 130,000 objects that live as long as the process:
+    # the cyclic garbage collector is off while they are made, and they go to its permanent
+    # generation afterwards, so that no collection walks them again (7% of a small run's instructions)
+    frozen = is_run and command
+    if frozen:
+        gc.disable()
     try:
         if is_run and command:
             _import_lean_beam(argv)
@@ -150,6 +157,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(f"beambleu: error: `beambleu run` needs Apache Beam: pip install 'beambleu[beam]' ({exc})",
               file=sys.stderr)
         return 2
+    finally:
+        if frozen:
+            gc.freeze()
+            gc.enable()
     args, extra = parser.parse_known_args(argv)  # argparse's errors: exit 2, on the real stderr
     # what `run` does not know goes to Beam, whose pipeline options are all --long ones
     unknown = extra if args.command != "run" else [x for x in extra if re.match(r"-[^-\d]", x)]
