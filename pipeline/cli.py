@@ -126,11 +126,13 @@ def _import_lean_beam(argv: List[str]) -> None:
 
 
 def _one_blas_thread(argv: List[str]) -> None:
-    """``score``'s matrix products (the paired tests' sums) are small: OpenBLAS's extra threads
-    only spin beside them (the same wall time, up to half again the CPU time). Unless the user
-    set it, ``score`` asks for one thread; this works only before numpy is first imported, which
-    the ``beambleu`` command has not done yet when it gets here."""
-    if argv[:1] == ["score"]:
+    """``score``'s matrix products (the paired tests' sums) are small, and ``run``'s work is integer
+    work that never calls BLAS: OpenBLAS's extra threads only spin beside them (after numpy's
+    import alone, 0.1-0.2 CPU-s on two cores; ``score``'s products: the same wall time, up to half
+    again the CPU time). Unless the user set it, ``score`` and ``run`` (and the local workers it
+    starts, which inherit it) ask for one thread; this works only before numpy is first imported,
+    which the ``beambleu`` command has not done yet when it gets here."""
+    if argv[:1] in (["score"], ["run"]) or (len(argv) > 1 and argv[0].startswith("-") and "run" in argv):
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
