@@ -2,6 +2,7 @@
 
     python -m benchmarks.pipeline [--size 1000000] [--rounds 2]
     python -m benchmarks.pipeline --grouped [--sizes 250000,1000000] [--confidence-size 250000] [--rounds 2]
+    python -m benchmarks.pipeline --grouped --instructions [--sizes 1000000]
 
 For the same Parquet corpus (see ``benchmarks.corpus``) it measures, each in a fresh process:
 
@@ -24,13 +25,24 @@ configurations interleaved in every round, medians of the child processes' CPU-s
 * at ``--confidence-size``: the same ``run`` with ``--confidence`` (B = 1000) against it without;
   goal <= 1.5x.
 
+Every command runs with one OpenBLAS thread (``OPENBLAS_NUM_THREADS=1``, as ``beambleu run`` sets
+for itself unless the user chose), the kernel too: the ratio is the pipeline's own cost.
+
 Both ratios are of whole commands (start-up included), and of the steady state (minus the same
 command on 1,000 pairs). The corpus scores (BLEU, chrF) must agree between the kernel and run.
+
+``--grouped --instructions`` counts, instead of CPU-seconds, the instructions of the same run and
+kernel commands (at 1,000 pairs and each of ``--sizes``) under valgrind's callgrind: a count that
+does not depend on the machine's load, where this shared machine's CPU-seconds vary by 20% from one
+run to the next. It takes about 40 times as long (some 20 minutes per command at 1M pairs, two at a
+time); it needs ``valgrind`` (``apt-get install valgrind``).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
 import resource
 import statistics
 import subprocess
@@ -44,10 +56,16 @@ from .corpus import build, sized_parser
 REPO = Path(__file__).resolve().parents[1]
 
 
-def timed(cmd):
+#: the environment of ``--grouped``'s commands: one OpenBLAS thread for the kernel too, as ``beambleu
+#: run`` asks for itself (numpy's import alone makes the extra threads spin for 0.1-0.2 CPU-s), so
+#: that the ratio is the pipeline's own cost
+ONE_BLAS_THREAD = {**os.environ, "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS", "1")}
+
+
+def timed(cmd, env=None):
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    out = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
+    out = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, env=env)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if out.returncode != 0:
@@ -100,9 +118,58 @@ def run_scores(out):
     return [s["score"] for s in json.loads(out.read_text())["corpus"]["scores"]]
 
 
+def instructions(cmd, out=None):
+    """(instructions the command ran, its stdout): ``valgrind --tool=callgrind``'s count over every
+    thread of the process, which does not depend on the machine's load (the run's scores go to
+    ``out``, a file of the command's own, so commands can run side by side)."""
+    res = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *cmd],
+                         capture_output=True, text=True, cwd=REPO, env={**ONE_BLAS_THREAD, "PYTHONHASHSEED": "0"})
+    if res.returncode != 0:
+        raise SystemExit(f"failed: {' '.join(cmd)}\n{res.stderr[-3000:]}")
+    found = re.search(r"Collected : (\d+)", res.stderr)
+    if found is None:
+        raise SystemExit(f"no instruction count from valgrind for {' '.join(cmd)}")
+    return int(found.group(1)), res.stdout
+
+
+def grouped_instructions(a, sizes, paths):
+    """``--grouped --instructions``: the run and the bare grouped kernel at 1,000 pairs and at each
+    size, counted by callgrind (two at a time: counts do not depend on the load)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    work = Path(tempfile.mkdtemp())
+    jobs = []  # (name, size, command, output file or None)
+    for n in [1000, *sizes]:
+        jobs.append(("kernel", n, grouped_cmd(paths[n][0]), None))
+        out = work / f"run-{n}.json"
+        jobs.append(("run", n, grouped_run_cmd(paths[n][0], out), out))
+    with ThreadPoolExecutor(2) as pool:
+        done = list(pool.map(lambda job: instructions(job[2]), jobs))
+    count, scores = {}, {}
+    for (name, n, _, out), (ir, stdout) in zip(jobs, done):
+        count[(name, n)] = ir
+        scores[(name, n)] = [float(x) for x in stdout.split()] if name == "kernel" else run_scores(out)
+        print(f"  {name} {n:,}: {ir / 1e9:.2f}G instructions", file=sys.stderr)
+    same = all(scores[("run", n)] == scores[("kernel", n)] for n in [1000, *sizes])
+    print(f"corpus: {paths[sizes[0]][1]} pairs with a system column, 1 reference, 13a; instructions of the whole "
+          "command (valgrind --tool=callgrind, every thread), PYTHONHASHSEED=0")
+    print(f"{'measurement':<46} {'pairs':>9} {'run':>8} {'kernel':>8} {'whole':>7} {'steady':>7}  goal")
+    for n in sizes:
+        whole = count[("run", n)] / count[("kernel", n)]
+        steady = (count[("run", n)] - count[("run", 1000)]) / (count[("kernel", n)] - count[("kernel", 1000)])
+        print(f"{'run --group-by system -m bleu chrf / kernel':<46} {n:>9,} {count[('run', n)] / 1e9:>7.2f}G "
+              f"{count[('kernel', n)] / 1e9:>7.2f}G {whole:>6.3f}x {steady:>6.3f}x  <= 1.1x")
+    print(f"fixed start-up (1,000 pairs): kernel {count[('kernel', 1000)] / 1e9:.2f}G, run "
+          f"{count[('run', 1000)] / 1e9:.2f}G instructions")
+    print(f"corpus BLEU and chrF identical between the kernel and the run, per size: {same}")
+
+
 def grouped(a):
     """``--grouped``: run against the bare grouped kernel, and --confidence against without it."""
     sizes = [int(x) for x in a.sizes.split(",")]
+    if a.instructions:
+        paths = {n: build(n, 1, a.workdir, a.corpora, systems=True) for n in sorted({1000, *sizes})}
+        return grouped_instructions(a, sizes, paths)
     paths = {n: build(n, 1, a.workdir, a.corpora, systems=True) for n in sorted({1000, a.confidence_size, *sizes})}
     source = paths[sizes[0]][1]
     out = Path(tempfile.mkdtemp()) / "r.json"
@@ -117,7 +184,7 @@ def grouped(a):
     cpu, scores = {}, {}
     for r in range(a.rounds):
         for name, n, cmd in configs:
-            wall, c, stdout = timed(cmd)
+            wall, c, stdout = timed(cmd, ONE_BLAS_THREAD)
             cpu.setdefault((name, n), []).append(c)
             got = [float(x) for x in stdout.split()] if name == "kernel" else run_scores(out)
             scores.setdefault(n, set()).add(tuple(got))
@@ -160,6 +227,9 @@ def main(argv=None):
                     "kernel, and --confidence vs without it (see above)")
     ap.add_argument("--sizes", default="250000,1000000", help="--grouped: the corpus sizes of run vs kernel")
     ap.add_argument("--confidence-size", type=int, default=250_000, help="--grouped: the corpus size of --confidence")
+    ap.add_argument("--instructions", action="store_true",
+                    help="--grouped: count instructions under valgrind's callgrind instead of timing (run vs kernel "
+                         "only; about 40 times slower)")
     a = ap.parse_args(argv)
     if a.grouped:
         return grouped(a)
