@@ -32,17 +32,19 @@ class ScoreJob(beam.PTransform):
     (:func:`beambleu.io.inputs.plan`); ``metrics``: a :class:`~bleu_core.protocol.MetricSet`;
     ``sig``: the intervals and paired tests asked for; ``layout``: the group table's columns;
     ``out_cfg``: where each output is staged; ``inputs``: what the result document says of the input;
-    ``carry``: input columns the per-pair output carries; ``keep``: its filter (``--keep``)."""
+    ``carry``: input columns the per-pair output carries; ``keep``: its filter (``--keep``);
+    ``spread``: reshuffle the work items over the runner's workers (False only for a runner with one
+    worker, in this process: :func:`~.read.spread_items`)."""
 
     def __init__(self, plan: Plan, spec: InputSpec, metrics, sig: Significance, layout: TableLayout,
                  out_cfg: OutputConfig, inputs: Dict, *, batch_size: int, null_candidate: str = "error",
                  progress: bool = False, carry: Sequence[str] = (), keep: Sequence[Keep] = (),
-                 label: Optional[str] = None):
+                 spread: bool = True, label: Optional[str] = None):
         super().__init__(label)
         self.plan, self.spec, self.metrics, self.sig, self.layout = plan, spec, metrics, sig, layout
         self.out_cfg, self.inputs = out_cfg, inputs
         self.batch_size, self.null_candidate, self.progress = batch_size, null_candidate, progress
-        self.carry, self.keep = tuple(carry), tuple(keep)
+        self.carry, self.keep, self.spread = tuple(carry), tuple(keep), spread
 
     def expand(self, pbegin):
         spec, sig, out_cfg = self.spec, self.sig, self.out_cfg
@@ -52,10 +54,10 @@ class ScoreJob(beam.PTransform):
         check_segments = sig.paired and not spec.wide
         if check_segments:  # the batches have a second consumer
             batches = pbegin | "ReadPairs" >> ReadPairs(self.plan.items, columns, self.batch_size,
-                                                        self.plan.total_rows, self.progress)
+                                                        self.plan.total_rows, self.progress, self.spread)
             computed = batches | "ComputeMetrics" >> ComputeMetrics(*args)
         else:  # read and count in one step: no runner holds or moves the batches (ReadAndCount)
-            computed = (spread_items(pbegin, self.plan.items)
+            computed = (spread_items(pbegin, self.plan.items, self.spread)
                         | "ComputeMetrics" >> ReadComputeMetrics(columns, self.batch_size, *args))
         stats = computed["stats"] if out_cfg.sentence_tmp else computed
         scored = stats | "ScoreShards" >> beam.ParDo(ScoreShards(self.metrics, spec, sig, self.layout,

@@ -30,9 +30,9 @@ __all__ = ["DASK_MAX_PARTITIONS", "DASK_NAMES", "DASK_PARTITIONS_PER_THREAD", "D
            "DASK_WORKER_CONFIG", "DASK_WORKER_ENV", "ENGINE_RUNNERS", "JOB_ENDPOINT_PROBE_SECONDS",
            "FLINK_REST_SECONDS", "MULTIPROCESS_THRESHOLD", "PRISM_EXPERIMENTS", "ClusterError", "StallWatch",
            "beam_option_parser", "check_engine_start", "check_flink_master", "check_job_endpoint", "close_result",
-           "default_jvm_options", "explain_failure", "import_dask_runner", "make_dask_runner", "partition_dask_input",
-           "pipeline_options", "port_in_use", "resolve_engine", "scale_local_runner", "wait_until_finish", "wants_dask",
-           "with_progress"]
+           "default_jvm_options", "explain_failure", "import_dask_runner", "make_dask_runner", "one_local_worker",
+           "partition_dask_input", "pipeline_options", "port_in_use", "resolve_engine", "scale_local_runner",
+           "wait_until_finish", "wants_dask", "with_progress"]
 
 #: below this many pairs one in-process worker is faster than starting worker processes
 MULTIPROCESS_THRESHOLD = 2_000_000
@@ -144,6 +144,16 @@ def scale_local_runner(opts, beam_argv: List[str], total_rows: int) -> None:
         direct = opts.view_as(DirectOptions)
         direct.direct_running_mode = "multi_processing"
         direct.direct_num_workers = os.cpu_count()
+
+
+def one_local_worker(opts) -> bool:
+    """Whether the local runner (FnApiRunner) runs the job in this process on one worker (its
+    ``in_memory`` mode with one worker, the default below :data:`MULTIPROCESS_THRESHOLD` pairs):
+    there, spreading the work items over workers (a Reshuffle) would only cost."""
+    from apache_beam.options.pipeline_options import DirectOptions
+
+    direct = opts.view_as(DirectOptions)
+    return direct.direct_running_mode == "in_memory" and (direct.direct_num_workers or 1) == 1
 
 
 #: most dask tasks per stage beambleu asks for: work items beyond this share partitions

@@ -29,8 +29,8 @@ from bleu_core.scoring import Interval, Paired
 
 from ..beam.job import ScoreJob
 from ..beam.runners import (DASK_NAMES, beam_option_parser, check_job_endpoint, close_result as _close,
-                            import_dask_runner, partition_dask_input, pipeline_options, scale_local_runner,
-                            wait_until_finish, wants_dask, with_progress)
+                            import_dask_runner, one_local_worker, partition_dask_input, pipeline_options,
+                            scale_local_runner, wait_until_finish, wants_dask, with_progress)
 from ..errors import OutputError, UsageError
 from ..groups import results
 from ..groups.document import score_parts
@@ -434,7 +434,7 @@ def _run_job(args, beam_argv, spec, metrics, sig, opts, runner_obj, out_cfg, dry
     p = beam.Pipeline(runner=runner_obj, options=_OneViewEach.of(opts) if local else opts)
     _ = p | "ScoreJob" >> ScoreJob(the_plan, spec, metrics, sig, layout, out_cfg, inputs, batch_size=args.batch_size,
                                    null_candidate=args.null_candidate, progress=progress, carry=carry,
-                                   keep=keep)
+                                   keep=keep, spread=not (local and one_local_worker(opts)))
     t1 = time.monotonic()
     result = None
     guard.pipeline = p

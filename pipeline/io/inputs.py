@@ -9,8 +9,8 @@ Planning lists the inputs and reads every Parquet file's footer (metadata only) 
 of every text file, so the common input errors -- nothing matched, not Parquet, a missing column, a
 wrong type, schemas that differ between shards, a bad row at the start of a text file -- stop the
 job before it starts, naming the file and column. The work items are ``(file, row group)`` pairs
-for Parquet and whole files for the text formats; a ``Reshuffle`` spreads them over workers, and a
-DoFn reads each through Beam's ``FileSystems`` (local, ``gs://``, ``s3://``), in Arrow batches,
+for Parquet and whole files for the text formats; a ``Reshuffle`` spreads them over workers (not
+on the local runner's one in-process worker, where it would only cost), and a DoFn reads each through Beam's ``FileSystems`` (local, ``gs://``, ``s3://``), in Arrow batches,
 only the needed columns (Parquet: verifying the pages' CRC checksums when the file has them), the
 partition columns added. It uses nothing runner-specific (``ReadFromParquetBatched`` is avoided
 because it fails on Beam's DaskRunner).

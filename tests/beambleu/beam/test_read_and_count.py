@@ -1,5 +1,6 @@
 """``beambleu run`` reads and counts in one step (``ReadAndCount``) unless the paired tests' check
-needs the batches themselves, and a Prism job gets ``PRISM_EXPERIMENTS``. The fused step's numbers
+needs the batches themselves, spreads the work items over workers only where there are several,
+and a Prism job gets ``PRISM_EXPERIMENTS``. The fused step's numbers
 are sacrebleu's (run in the test) whatever the batches per work item, and its errors still name
 file, row and column."""
 
@@ -94,6 +95,19 @@ def test_read_and_count_is_one_step_unless_the_paired_check_needs_the_batches(tm
     assert "ReadAndCount" in fused and "ReadRowGroups" not in fused and "BatchToStats" not in fused
     paired = _labels(tmp_path, "--paired-bs", "--paired-bs-n", "10", "--baseline", "alpha")
     assert "ReadRowGroups" in paired and "BatchToStats" in paired and "ReadAndCount" not in paired
+
+
+@pytest.mark.parametrize("flags, spread", [
+    ((), False),  # the local runner's default below 2M pairs: one worker, in this process
+    (("--direct_running_mode=multi_processing", "--direct_num_workers=2"), True),
+    (("--direct_running_mode=multi_threading", "--direct_num_workers=2"), True),
+    (("--direct_num_workers=2",), True),
+    (("--paired-bs", "--paired-bs-n", "10", "--baseline", "alpha"), False),
+])
+def test_work_items_are_spread_over_workers_only_where_there_are_several(tmp_path, flags, spread):
+    labels = _labels(tmp_path, *flags)
+    assert "WorkItems" in labels
+    assert ("Spread" in labels) is spread
 
 
 @pytest.mark.parametrize("runner", ["PrismRunner", "prism"])
