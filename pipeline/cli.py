@@ -132,8 +132,12 @@ def _one_blas_thread(argv: List[str]) -> None:
     again the CPU time). Unless the user set it, ``score`` and ``run`` (and the local workers it
     starts, which inherit it) ask for one thread; this works only before numpy is first imported,
     which the ``beambleu`` command has not done yet when it gets here."""
-    if argv[:1] in (["score"], ["run"]) or (len(argv) > 1 and argv[0].startswith("-") and "run" in argv):
+    if argv[:1] == ["score"] or _is_run(argv):
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
+def _is_run(argv: List[str]) -> bool:
+    return "run" in argv[:1] or (len(argv) > 1 and argv[0].startswith("-") and "run" in argv)
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -141,7 +145,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     _one_blas_thread(argv)
     # `run` needs Apache Beam for its options; the other commands must not import it
-    is_run = "run" in argv[:1] or (len(argv) > 1 and argv[0].startswith("-") and "run" in argv)
+    is_run = _is_run(argv)
     # `run`'s imports (Beam's above all) make some 130,000 objects that live as long as the process:
     # the cyclic garbage collector is off while they are made, and they go to its permanent
     # generation afterwards, so that no collection walks them again (7% of a small run's instructions)
