@@ -15,10 +15,12 @@
  * rows with int16 products (pair_block, with AVX2) or of eight with precomputed multiples.
  *
  * poisson_level1, poisson_level2 and add_rows are the byte work and the sums of
- * bleu_core.items.bootstrap's blocks (see their section below).
+ * bleu_core.items.bootstrap's blocks (see their section below); libm_each is the C library's log or
+ * exp of many floats, for the replicates' scores (see its section).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -1060,10 +1062,61 @@ static PyObject *k_set_isa(PyObject *self, PyObject *args) {
     return PyLong_FromLong(previous);
 }
 
+/* ---- libm_each: Python's math.log / math.exp of many float64 values ------------------------------- */
+
+PyDoc_STRVAR(libm_each_doc,
+"libm_each(values, out, kind) -> bool\n\n"
+"out[i] = log(values[i]) (kind 0) or exp(values[i]) (kind 1): the C library's functions, which Python's\n"
+"math.log and math.exp return for these values, so the same doubles bit for bit, without a Python\n"
+"float per value. values, out: C-contiguous float64 buffers of one length (out writable). Returns\n"
+"False (out partly written) at the first value for which Python's function does something else:\n"
+"log of a value that is not finite and positive, exp of a value that is not finite or whose exp is\n"
+"not (Python raises there); the caller then maps Python's function, which raises as it would.");
+
+static PyObject *k_libm_each(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *o[2]; /* values, out */
+    int kind;
+    if (!PyArg_ParseTuple(args, "OOi", &o[0], &o[1], &kind)) return NULL;
+    View v[2];
+    v[0].held = v[1].held = 0;
+    PyObject *result = NULL;
+    int ok = 1;
+    for (int i = 0; i < 2; i++)
+        if (get_view(o[i], &v[i], i == 1) < 0) goto done;
+    if (!v[0].held || !v[1].held || (kind != 0 && kind != 1) || v[0].view.itemsize != 8 || v[1].view.itemsize != 8 ||
+        v[0].view.len % 8 || v[0].view.len != v[1].view.len) {
+        PyErr_SetString(PyExc_ValueError, "libm_each: values and out must be float64 buffers of one length, "
+                                          "kind 0 (log) or 1 (exp)");
+        goto done;
+    }
+    const double *x = (const double *)v[0].view.buf;
+    double *y = (double *)v[1].view.buf;
+    const Py_ssize_t n = v[0].view.len / 8;
+    Py_BEGIN_ALLOW_THREADS
+    if (kind == 0) {
+        for (Py_ssize_t i = 0; i < n && ok; i++) {
+            if (!(isfinite(x[i]) && x[i] > 0.0)) ok = 0;
+            else y[i] = log(x[i]);
+        }
+    } else {
+        for (Py_ssize_t i = 0; i < n && ok; i++) {
+            if (!isfinite(x[i])) ok = 0;
+            else if (!isfinite(y[i] = exp(x[i]))) ok = 0;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    result = PyBool_FromLong(ok);
+done:
+    for (int i = 0; i < 2; i++) rel_view(&v[i]);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"_set_isa", k_set_isa, METH_VARARGS, set_isa_doc},
     {"add_rows", k_add_rows, METH_VARARGS, add_rows_doc},
     {"bootstrap", k_bootstrap, METH_VARARGS, bootstrap_doc},
+    {"libm_each", k_libm_each, METH_VARARGS, libm_each_doc},
     {"poisson_level1", k_poisson_level1, METH_VARARGS, poisson_level1_doc},
     {"poisson_level2", k_poisson_level2, METH_VARARGS, poisson_level2_doc},
     {NULL, NULL, 0, NULL},

@@ -9,6 +9,7 @@ import sys
 
 import numpy as np
 
+from ...kernels import use_reference
 from ...protocol import SacrebleuArithmetic
 from .score import SMOOTH_DEFAULTS, bleu_of_checked
 
@@ -50,10 +51,25 @@ def _my_logs(values: np.ndarray) -> np.ndarray:
     return logs
 
 
+#: the functions :func:`_each` hands to the C library in one call: ``_resample.libm_each``'s kinds
+_LIBM = {math.log: 0, math.exp: 1}
+
+
 def _each(function, values: np.ndarray) -> np.ndarray:
-    """``function`` (``math.log``, ``math.exp``) of every float64 value, as Python floats see them."""
-    return np.fromiter(map(function, memoryview(np.ascontiguousarray(values, dtype=np.float64))), np.float64,
-                       len(values))
+    """``function`` (``math.log``, ``math.exp``) of every float64 value, as Python floats see them:
+    the C library's ``log``/``exp`` over the whole array in one call (what ``math.log`` and
+    ``math.exp`` return, bit for bit), else, where Python's function would not return the C
+    library's value (it raises) or under ``BEAMBLEU_KERNELS=python``, Python's function mapped over
+    the values."""
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    kind = _LIBM.get(function)
+    if kind is not None and not use_reference():
+        from ...resampling import _resample  # the compiled kernel (built with the others)
+
+        out = np.empty(len(values), dtype=np.float64)
+        if _resample.libm_each(values, out, kind):
+            return out
+    return np.fromiter(map(function, memoryview(values)), np.float64, len(values))
 
 
 def bleu_rows(metric, sums: np.ndarray, f32: bool):
