@@ -175,27 +175,13 @@ def weights(row_keys: np.ndarray, n_boot: int, seed: int = DEFAULT_SEED, thresho
 
 def percentile_interval(scores: Sequence[float]) -> Dict[str, float]:
     """sacrebleu's estimate: mean of the replicate scores and the 95% percentile interval
-    (sorted scores at index n // 40 and n - n // 40 - 1). The two sorted scores are found by
-    numpy's stable argsort of the values as float64 (float32 scores widen exactly, so their order
-    and their ties are ``sorted``'s, and the scores themselves are returned, of their own type);
-    with a NaN among them, or a few scores, by ``sorted`` itself. The mean does not depend on the
-    order (:func:`exact_mean` is exact)."""
-    n = len(scores)
+    (sorted scores at index n // 40 and n - n // 40 - 1)."""
+    s = sorted(scores)
+    n = len(s)
     lo_i = n // 40
     hi_i = n - lo_i - 1
-    order = None
-    if n > 64:
-        import numpy as np
-
-        values = np.asarray(scores, dtype=np.float64)
-        if not np.isnan(values).any():
-            order = np.argsort(values, kind="stable")
-    if order is None:
-        s = sorted(scores)
-        low, high = s[lo_i], s[hi_i]
-    else:
-        low, high = scores[int(order[lo_i])], scores[int(order[hi_i])]
-    return {"mean": exact_mean(scores), "low": low, "high": high, "half_width": 0.5 * (high - low)}
+    low, high = s[lo_i], s[hi_i]
+    return {"mean": exact_mean(s), "low": low, "high": high, "half_width": 0.5 * (high - low)}
 
 
 def exact_mean(values: Sequence[float]) -> float:
