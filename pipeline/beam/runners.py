@@ -153,7 +153,10 @@ def one_local_worker(opts) -> bool:
     from apache_beam.options.pipeline_options import DirectOptions
 
     direct = opts.view_as(DirectOptions)
-    return direct.direct_running_mode == "in_memory" and (direct.direct_num_workers or 1) == 1
+    workers = direct.direct_num_workers
+    if workers == 0:  # (the FnApiRunner's "one per core")
+        workers = os.cpu_count() or 1
+    return direct.direct_running_mode == "in_memory" and (workers or 1) == 1
 
 
 #: most dask tasks per stage beambleu asks for: work items beyond this share partitions

@@ -7,6 +7,7 @@ file, row and column."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -102,6 +103,7 @@ def test_read_and_count_is_one_step_unless_the_paired_check_needs_the_batches(tm
     (("--direct_running_mode=multi_processing", "--direct_num_workers=2"), True),
     (("--direct_running_mode=multi_threading", "--direct_num_workers=2"), True),
     (("--direct_num_workers=2",), True),
+    (("--direct_num_workers=0",), (os.cpu_count() or 1) > 1),  # the runner's "one per core"
     (("--paired-bs", "--paired-bs-n", "10", "--baseline", "alpha"), False),
 ])
 def test_work_items_are_spread_over_workers_only_where_there_are_several(tmp_path, flags, spread):
