@@ -25,8 +25,9 @@ configurations interleaved in every round, medians of the child processes' CPU-s
 * at ``--confidence-size``: the same ``run`` with ``--confidence`` (B = 1000) against it without;
   goal <= 1.5x.
 
-Every command runs with one OpenBLAS thread (``OPENBLAS_NUM_THREADS=1``, as ``beambleu run`` sets
-for itself unless the user chose), the kernel too: the ratio is the pipeline's own cost.
+Every command of the benchmark (both modes) runs with one OpenBLAS thread
+(``OPENBLAS_NUM_THREADS=1``, as ``beambleu run`` sets for itself unless the user chose), the
+library's and the kernel's too: the ratios are the pipeline's own cost.
 
 Both ratios are of whole commands (start-up included), and of the steady state (minus the same
 command on 1,000 pairs). The corpus scores (BLEU, chrF) must agree between the kernel and run.
@@ -34,8 +35,9 @@ command on 1,000 pairs). The corpus scores (BLEU, chrF) must agree between the k
 ``--grouped --instructions`` counts, instead of CPU-seconds, the instructions of the same run and
 kernel commands (at 1,000 pairs and each of ``--sizes``) under valgrind's callgrind: a count that
 does not depend on the machine's load, where this shared machine's CPU-seconds vary by 20% from one
-run to the next. It takes about 40 times as long (some 20 minutes per command at 1M pairs, two at a
-time); it needs ``valgrind`` (``apt-get install valgrind``).
+run to the next. It takes about 40 times as long (some 5 minutes per command at 1M pairs, two at a
+time), counts one process (sizes below the local runner's 2M-pair threshold for worker processes)
+and needs ``valgrind`` (``apt-get install valgrind``).
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ from .corpus import build, sized_parser
 REPO = Path(__file__).resolve().parents[1]
 
 
-#: the environment of ``--grouped``'s commands: one OpenBLAS thread for the kernel too, as ``beambleu
+#: the environment of every command: one OpenBLAS thread for the library and the kernel too, as ``beambleu
 #: run`` asks for itself (numpy's import alone makes the extra threads spin for 0.1-0.2 CPU-s), so
 #: that the ratio is the pipeline's own cost
 ONE_BLAS_THREAD = {**os.environ, "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS", "1")}
@@ -118,10 +120,10 @@ def run_scores(out):
     return [s["score"] for s in json.loads(out.read_text())["corpus"]["scores"]]
 
 
-def instructions(cmd, out=None):
+def instructions(cmd):
     """(instructions the command ran, its stdout): ``valgrind --tool=callgrind``'s count over every
-    thread of the process, which does not depend on the machine's load (the run's scores go to
-    ``out``, a file of the command's own, so commands can run side by side)."""
+    thread of the one process, which does not depend on the machine's load. Worker processes are
+    not followed: :func:`grouped_instructions` keeps to sizes the local runner runs in-process."""
     res = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *cmd],
                          capture_output=True, text=True, cwd=REPO, env={**ONE_BLAS_THREAD, "PYTHONHASHSEED": "0"})
     if res.returncode != 0:
@@ -168,6 +170,12 @@ def grouped(a):
     """``--grouped``: run against the bare grouped kernel, and --confidence against without it."""
     sizes = [int(x) for x in a.sizes.split(",")]
     if a.instructions:
+        from beambleu.beam.runners import MULTIPROCESS_THRESHOLD
+
+        if any(n >= MULTIPROCESS_THRESHOLD or n <= 1000 for n in sizes):
+            raise SystemExit(f"--instructions: sizes above 1,000 and below {MULTIPROCESS_THRESHOLD:,} pairs (from "
+                             "there the local runner starts worker processes, whose instructions callgrind would "
+                             "not count here)")
         paths = {n: build(n, 1, a.workdir, a.corpora, systems=True) for n in sorted({1000, *sizes})}
         return grouped_instructions(a, sizes, paths)
     paths = {n: build(n, 1, a.workdir, a.corpora, systems=True) for n in sorted({1000, a.confidence_size, *sizes})}
@@ -229,7 +237,7 @@ def main(argv=None):
     ap.add_argument("--confidence-size", type=int, default=250_000, help="--grouped: the corpus size of --confidence")
     ap.add_argument("--instructions", action="store_true",
                     help="--grouped: count instructions under valgrind's callgrind instead of timing (run vs kernel "
-                         "only; about 40 times slower)")
+                         "only, sizes from 1,001 to 1,999,999 pairs; about 40 times slower)")
     a = ap.parse_args(argv)
     if a.grouped:
         return grouped(a)
@@ -241,7 +249,7 @@ def main(argv=None):
         for name, cmd in [("bleu_core", lambda p: core_cmd(p))] + [
                 (m, lambda p, e=e: run_cmd(p, out, e)) for m, e in MODES.items()]:
             for label, path in (("tiny", tiny), ("full", big)):
-                wall, cpu, stdout = timed(cmd(path))
+                wall, cpu, stdout = timed(cmd(path), ONE_BLAS_THREAD)
                 results.setdefault((name, label), []).append((wall, cpu))
                 print(f"  round {r + 1} {name} {label}: {wall:.2f} s wall, {cpu:.2f} CPU-s", file=sys.stderr)
             if name != "bleu_core":

@@ -1068,10 +1068,11 @@ PyDoc_STRVAR(libm_each_doc,
 "libm_each(values, out, kind) -> bool\n\n"
 "out[i] = log(values[i]) (kind 0) or exp(values[i]) (kind 1): the C library's functions, which Python's\n"
 "math.log and math.exp return for these values, so the same doubles bit for bit, without a Python\n"
-"float per value. values, out: C-contiguous float64 buffers of one length (out writable). Returns\n"
-"False (out partly written) at the first value for which Python's function does something else:\n"
-"log of a value that is not finite and positive, exp of a value that is not finite or whose exp is\n"
-"not (Python raises there); the caller then maps Python's function, which raises as it would.");
+"float per value. values, out: C-contiguous float64 buffers (format 'd') of one length (out writable).\n"
+"Returns False (out partly written) at the first value outside that domain: log of a value that is\n"
+"not finite and positive, exp of a value that is not finite or whose exp is not. There Python's\n"
+"function raises (log of zero or a negative, exp's overflow) or returns an infinity or a NaN; the\n"
+"caller then maps Python's function, which does what it does.");
 
 static PyObject *k_libm_each(PyObject *self, PyObject *args) {
     (void)self;
@@ -1082,10 +1083,14 @@ static PyObject *k_libm_each(PyObject *self, PyObject *args) {
     v[0].held = v[1].held = 0;
     PyObject *result = NULL;
     int ok = 1;
-    for (int i = 0; i < 2; i++)
-        if (get_view(o[i], &v[i], i == 1) < 0) goto done;
-    if (!v[0].held || !v[1].held || (kind != 0 && kind != 1) || v[0].view.itemsize != 8 || v[1].view.itemsize != 8 ||
-        v[0].view.len % 8 || v[0].view.len != v[1].view.len) {
+    for (int i = 0; i < 2; i++) { /* (get_view asks for no format: here it must be float64's) */
+        const int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (i == 1 ? PyBUF_WRITABLE : 0);
+        if (PyObject_GetBuffer(o[i], &v[i].view, flags) < 0) goto done;
+        v[i].held = 1;
+    }
+    if ((kind != 0 && kind != 1) || v[0].view.itemsize != 8 || v[1].view.itemsize != 8 || !v[0].view.format ||
+        !v[1].view.format || strcmp(v[0].view.format, "d") || strcmp(v[1].view.format, "d") ||
+        v[0].view.len != v[1].view.len) {
         PyErr_SetString(PyExc_ValueError, "libm_each: values and out must be float64 buffers of one length, "
                                           "kind 0 (log) or 1 (exp)");
         goto done;

@@ -147,7 +147,8 @@ def group_ids(keys: Columns) -> Tuple[np.ndarray, np.ndarray]:
     distinct values (Arrow's hash of the exact bytes or integers) are ranked by
     :func:`canonical_order`, and the rows' tuples of ranks, numbered densely column by column (a
     number that keeps the tuples' lexicographic order), are grouped with numpy's stable
-    ``unique``. Only the distinct values are sorted as keys, not every row."""
+    ``unique``: the keys themselves (strings) are compared only among a column's distinct values;
+    the rows are sorted by their integer codes."""
     table = key_table(keys)
     n = table.num_rows
     if n == 0:

@@ -58,9 +58,9 @@ _LIBM = {math.log: 0, math.exp: 1}
 def _each(function, values: np.ndarray) -> np.ndarray:
     """``function`` (``math.log``, ``math.exp``) of every float64 value, as Python floats see them:
     the C library's ``log``/``exp`` over the whole array in one call (what ``math.log`` and
-    ``math.exp`` return, bit for bit), else, where Python's function would not return the C
-    library's value (it raises) or under ``BEAMBLEU_KERNELS=python``, Python's function mapped over
-    the values."""
+    ``math.exp`` return there, bit for bit), else (a value outside their finite domain, where Python
+    raises or returns an infinity or a NaN, or under ``BEAMBLEU_KERNELS=python``) Python's function
+    mapped over the values."""
     values = np.ascontiguousarray(values, dtype=np.float64)
     kind = _LIBM.get(function)
     if kind is not None and not use_reference():

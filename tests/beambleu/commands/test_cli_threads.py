@@ -11,7 +11,8 @@ from beambleu import cli
 
 @pytest.mark.parametrize("argv", [["score", "ref.txt"], ["run", "--input", "x"], ["--verbose", "run", "--input", "x"]])
 def test_score_and_run_ask_for_one_blas_thread(monkeypatch, argv):
-    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "")  # (recorded, so that teardown restores the variable as it was)
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS")
     cli._one_blas_thread(argv)
     assert os.environ["OPENBLAS_NUM_THREADS"] == "1"
 

@@ -1,8 +1,8 @@
 """``_resample.libm_each``: the C library's ``log``/``exp`` of many floats, which the replicates' BLEU
 scores use in place of ``math.log``/``math.exp`` mapped over them. Its values must be Python's, bit
 for bit (compared here as int64 bit patterns with Python's own functions run in the test), and it
-must give up (False) exactly where Python's function does not return the C library's value (it
-raises), so that the caller's map raises as sacrebleu's code would."""
+must give up (False) outside their finite domain (where Python raises or returns an infinity or a
+NaN), so that the caller's map does there what sacrebleu's code does."""
 
 from __future__ import annotations
 
@@ -47,19 +47,23 @@ def test_exp_of_finite_values_is_math_exp_bit_for_bit():
 
 @pytest.mark.parametrize("kind, value", [(LOG, 0.0), (LOG, -0.0), (LOG, -1.0), (LOG, math.inf), (LOG, math.nan),
                                          (EXP, 710.0), (EXP, math.inf), (EXP, -math.inf), (EXP, math.nan)])
-def test_it_gives_up_where_python_does_something_else(kind, value):
+def test_it_gives_up_outside_the_finite_domain(kind, value):
     out = np.empty(3)
     assert _resample.libm_each(np.array([1.0, value, 2.0]), out, kind) is False
 
 
 @pytest.mark.parametrize("args", [(np.ones(2), np.empty(3), LOG), (np.ones(2), np.empty(2), 2),
-                                  (np.ones(2, dtype=np.float32), np.empty(1), LOG)])
+                                  (np.ones(2, dtype=np.float32), np.empty(1), LOG),
+                                  (np.arange(3), np.empty(3), LOG), (np.ones(3), np.empty(3, dtype=np.int64), EXP)])
 def test_bad_buffers_or_kind_are_a_value_error(args):
     with pytest.raises(ValueError, match="libm_each"):
         _resample.libm_each(*args)
 
 
-def test_each_raises_as_python_where_the_c_library_is_not_used():
+def test_each_does_what_python_does_outside_the_finite_domain():
+    inf_nan = np.array([math.inf, -math.inf, math.nan])
+    assert repr(bleu_resampling._each(math.exp, inf_nan).tolist()) == repr([math.inf, 0.0, math.nan])
+    assert repr(bleu_resampling._each(math.log, inf_nan[[0, 2]]).tolist()) == repr([math.inf, math.nan])
     with pytest.raises(OverflowError):
         bleu_resampling._each(math.exp, np.array([1.0, 710.0]))
     with pytest.raises(ValueError):
