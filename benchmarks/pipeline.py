@@ -123,7 +123,7 @@ def run_scores(out):
 def instructions(cmd):
     """(instructions the command ran, its stdout): ``valgrind --tool=callgrind``'s count over every
     thread of the one process, which does not depend on the machine's load. Worker processes are
-    not followed: :func:`grouped_instructions` keeps to sizes the local runner runs in-process."""
+    not followed: :func:`grouped` keeps ``--instructions`` to sizes the local runner runs in-process."""
     res = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *cmd],
                          capture_output=True, text=True, cwd=REPO, env={**ONE_BLAS_THREAD, "PYTHONHASHSEED": "0"})
     if res.returncode != 0:
@@ -134,7 +134,7 @@ def instructions(cmd):
     return int(found.group(1)), res.stdout
 
 
-def grouped_instructions(a, sizes, paths):
+def grouped_instructions(sizes, paths):
     """``--grouped --instructions``: the run and the bare grouped kernel at 1,000 pairs and at each
     size, counted by callgrind (two at a time: counts do not depend on the load)."""
     from concurrent.futures import ThreadPoolExecutor
@@ -177,7 +177,7 @@ def grouped(a):
                              "there the local runner starts worker processes, whose instructions callgrind would "
                              "not count here)")
         paths = {n: build(n, 1, a.workdir, a.corpora, systems=True) for n in sorted({1000, *sizes})}
-        return grouped_instructions(a, sizes, paths)
+        return grouped_instructions(sizes, paths)
     paths = {n: build(n, 1, a.workdir, a.corpora, systems=True) for n in sorted({1000, a.confidence_size, *sizes})}
     source = paths[sizes[0]][1]
     out = Path(tempfile.mkdtemp()) / "r.json"

@@ -150,11 +150,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     # the cyclic garbage collector is off while they are made, and they go to its permanent
     # generation afterwards, so that no collection walks them again (7% of a small run's instructions;
     # the few cycles the imports leave as garbage, argparse's among them, stay: a bounded cost, once)
-    frozen = is_run and command
-    if frozen:
+    own_run = is_run and command  # the `beambleu run` command's own process
+    if own_run:
         gc.disable()
     try:
-        if is_run and command:
+        if own_run:
             _import_lean_beam(argv)
         # `beambleu COMMAND ...` builds that command's options only (`beambleu --help`: every command's line)
         parser = make_parser(with_run=is_run, only=argv[0] if argv[:1] and argv[0] in COMMANDS else None)
@@ -165,7 +165,7 @@ def main(argv: Optional[List[str]] = None) -> int:
               file=sys.stderr)
         return 2
     finally:
-        if frozen:
+        if own_run:
             gc.freeze()
             gc.enable()
     args, extra = parser.parse_known_args(argv)  # argparse's errors: exit 2, on the real stderr

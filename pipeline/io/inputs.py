@@ -10,9 +10,10 @@ of every text file, so the common input errors -- nothing matched, not Parquet, 
 wrong type, schemas that differ between shards, a bad row at the start of a text file -- stop the
 job before it starts, naming the file and column. The work items are ``(file, row group)`` pairs
 for Parquet and whole files for the text formats; a ``Reshuffle`` spreads them over workers (not
-on the local runner's one in-process worker, where it would only cost), and a DoFn reads each through Beam's ``FileSystems`` (local, ``gs://``, ``s3://``), in Arrow batches,
-only the needed columns (Parquet: verifying the pages' CRC checksums when the file has them), the
-partition columns added. It uses nothing runner-specific (``ReadFromParquetBatched`` is avoided
+on the local runner's one in-process worker, where it would only cost), and a DoFn reads each
+through Beam's ``FileSystems`` (local, ``gs://``, ``s3://``), in Arrow batches, only the needed
+columns (Parquet: verifying the pages' CRC checksums when the file has them), the partition
+columns added. It uses nothing runner-specific (``ReadFromParquetBatched`` is avoided
 because it fails on Beam's DaskRunner).
 
 Object stores (``s3://``, ``gs://``) are checked before anything else touches them: the extra
