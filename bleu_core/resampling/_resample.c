@@ -2,9 +2,9 @@
  * bleu_core._resample -- the Poisson bootstrap and the randomization test's swaps, for every metric.
  *
  * One call adds each row's statistics, times its weight in each replicate, into that replicate's
- * totals. A weight counts the thresholds at or below a counter-based 64-bit draw: Poisson(1) with
- * bleu_core.bootstrap's thresholds (bootstrap_totals), a fair coin with one threshold at 2**63 (the
- * randomization test's swaps, swap_totals). A row is any metric's int64 statistics vector: the
+ * totals. A weight counts the thresholds at or below a counter-based 32-bit draw (half of a 64-bit
+ * one: draw32): Poisson(1) with bleu_core.resampling.counter's thresholds (bootstrap_totals), a fair
+ * coin with one threshold at 2**31 (the randomization test's swaps, swap_totals). A row is any metric's int64 statistics vector: the
  * kernel knows widths, never a metric.
  *
  * The entry point only parses and checks its arguments into a Boot (boot_check); run_bootstrap
@@ -31,6 +31,16 @@ static inline uint64_t mix64(uint64_t x) {
     x ^= x >> 27; x *= 0x94D049BB133111EBULL;
     x ^= x >> 31;
     return x;
+}
+
+/* The golden-ratio step between a row's draws (splitmix64's increment). */
+#define GOLDEN 0x9E3779B97F4A7C15ULL
+
+/* Replicate b's 32-bit draw for the mixed row key k: draw j = b / 2 is x_j = mix64(k + (j + 1) * G);
+ * replicate 2j takes its low 32 bits, replicate 2j + 1 its high 32 bits. */
+static inline uint64_t draw32(uint64_t k, Py_ssize_t b) {
+    const uint64_t x = mix64(k + (uint64_t)(b / 2 + 1) * GOLDEN);
+    return b & 1 ? x >> 32 : x & 0xFFFFFFFFULL;
 }
 
 #if defined(__GNUC__) && !defined(__clang__)
@@ -68,7 +78,7 @@ static inline __attribute__((always_inline)) Py_ssize_t boot_loop(const Boot *bt
         uint64_t top = 0;
         int overflow = 0;
         for (Py_ssize_t b = 0; b < n_boot; b++) {
-            uint64_t x = mix64(k + (uint64_t)(b + 1) * 0x9E3779B97F4A7C15ULL);
+            const uint64_t x = draw32(k, b);
             int64_t w = 0;
             while (w < K && tp[w] <= x) w++;
             if (!w) continue;
@@ -129,34 +139,39 @@ static inline Py_ssize_t heavy_weight(const uint64_t *tp, Py_ssize_t K, uint64_t
 typedef uint64_t u64x4 __attribute__((vector_size(32)));
 typedef int64_t i64x4 __attribute__((vector_size(32)));
 typedef uint32_t u32x8 __attribute__((vector_size(32)));
-#define SIGN64 0x8000000000000000ULL
+typedef int32_t i32x8 __attribute__((vector_size(32)));
 
-/* The weights of replicates b + 4 * lane + q (lane 0..3) for q = 0..3, from their counters c[q]:
- * w[q] counts the K4 thresholds at or below the draw as K4 - #(threshold > draw), compared as
- * signed numbers with their top bits flipped. t: the first K4 thresholds, their top bits flipped.
- * Then the 16 weights (each <= K4 <= 4) are packed into bytes, in replicate order, and stored at
- * w_r. A weight of 4 with K > 4 is not final: draw_row counts it on (heavy_weight). */
-static inline __attribute__((always_inline)) void draw16(const u64x4 c[4], const int64_t t[4], Py_ssize_t K4,
+/* The weights of sixteen replicates b .. b + 15 from their eight draws: lane l of c[q] is the counter
+ * of draw b / 2 + 2l + q, whose low and high 32 bits are replicates b + 4l + 2q and b + 4l + 2q + 1.
+ * w counts the K4 thresholds at or below a draw as K4 - #(threshold > draw), compared in int32 lanes
+ * as signed numbers with their top bits flipped. t: the first K4 thresholds (each below 2**32), their
+ * top bits flipped. Then the 16 weights (each <= K4 <= 4) are packed into bytes, in replicate order,
+ * and stored at w_r. A weight of 4 with K > 4 is not final: draw_row counts it on (heavy_weight). */
+static inline __attribute__((always_inline)) void draw16(const u64x4 c[2], const int32_t t[4], Py_ssize_t K4,
                                                          uint8_t *w_r) {
-    const i64x4 ts0 = {t[0], t[0], t[0], t[0]}, ts1 = {t[1], t[1], t[1], t[1]};
-    const i64x4 ts2 = {t[2], t[2], t[2], t[2]}, ts3 = {t[3], t[3], t[3], t[3]};
-    i64x4 w[4];
-    for (int q = 0; q < 4; q++) {
+    const i32x8 ts0 = {t[0], t[0], t[0], t[0], t[0], t[0], t[0], t[0]};
+    const i32x8 ts1 = {t[1], t[1], t[1], t[1], t[1], t[1], t[1], t[1]};
+    const i32x8 ts2 = {t[2], t[2], t[2], t[2], t[2], t[2], t[2], t[2]};
+    const i32x8 ts3 = {t[3], t[3], t[3], t[3], t[3], t[3], t[3], t[3]};
+    const int32_t k4 = (int32_t)K4;
+    u64x4 w[2];
+    for (int q = 0; q < 2; q++) {
         u64x4 y = c[q]; /* mix64, lane by lane */
         y ^= y >> 30; y *= 0xBF58476D1CE4E5B9ULL;
         y ^= y >> 27; y *= 0x94D049BB133111EBULL;
         y ^= y >> 31;
-        const i64x4 xs = (i64x4)(y ^ SIGN64);
-        i64x4 v = (i64x4){K4, K4, K4, K4};
+        const i32x8 xs = (i32x8)((u32x8)y ^ 0x80000000U);
+        i32x8 v = (i32x8){k4, k4, k4, k4, k4, k4, k4, k4};
         /* a true lane is -1 */
-        if (K4 > 0) v += (i64x4)(ts0 > xs);
-        if (K4 > 1) v += (i64x4)(ts1 > xs);
-        if (K4 > 2) v += (i64x4)(ts2 > xs);
-        if (K4 > 3) v += (i64x4)(ts3 > xs);
-        w[q] = v;
+        if (K4 > 0) v += (i32x8)(ts0 > xs);
+        if (K4 > 1) v += (i32x8)(ts1 > xs);
+        if (K4 > 2) v += (i32x8)(ts2 > xs);
+        if (K4 > 3) v += (i32x8)(ts3 > xs);
+        w[q] = (u64x4)v;
     }
-    /* lane l of packed: the weights of replicates b + 4l .. b + 4l + 3 in its low four bytes */
-    const u64x4 packed = (u64x4)w[0] | ((u64x4)w[1] << 8) | ((u64x4)w[2] << 16) | ((u64x4)w[3] << 24);
+    /* lane l of w[q]: replicate b + 4l + 2q's weight in its low 32 bits, b + 4l + 2q + 1's in its high
+       32 bits; the low four bytes of lane l of packed: replicates b + 4l .. b + 4l + 3 */
+    const u64x4 packed = w[0] | (w[0] >> 24) | (w[1] << 16) | (w[1] >> 8);
 #if defined(__clang__)
     const u32x8 low = __builtin_shufflevector((u32x8)packed, (u32x8)packed, 0, 2, 4, 6, 0, 2, 4, 6);
 #else
@@ -166,27 +181,26 @@ static inline __attribute__((always_inline)) void draw16(const u64x4 c[4], const
 }
 #endif
 
-/* Row key k's weights in the n_boot replicates into w_r (bytes): w_r[b] = #{j : tp[j] <= x_b},
- * x_b = mix64(k + (b + 1) * G), as boot_loop counts them (the first K4 = min(K, 4) thresholds
- * compared without a branch, the rare draws above the fourth counted on), sixteen replicates at a
- * time where the compiler has vector extensions (draw16). Returns whether a weight reached BLOCK_W. */
+/* Row key k's weights in the n_boot replicates into w_r (bytes): w_r[b] = #{j : tp[j] <= draw32(k, b)},
+ * as boot_loop counts them (the first K4 = min(K, 4) thresholds compared without a branch, the rare
+ * draws above the fourth counted on), sixteen replicates at a time where the compiler has vector
+ * extensions (draw16). Returns whether a weight reached BLOCK_W. */
 static inline __attribute__((always_inline)) int draw_row(uint64_t k, const uint64_t *tp, Py_ssize_t K,
                                                           Py_ssize_t K4, Py_ssize_t n_boot, uint8_t *w_r) {
     int heavy = 0;
     Py_ssize_t b = 0;
 #if defined(__GNUC__)
-    const uint64_t G = 0x9E3779B97F4A7C15ULL;
-#define FLIPPED(j) ((int64_t)((K4 > j ? tp[j] : 0) ^ SIGN64))
-    const int64_t t0 = FLIPPED(0), t1 = FLIPPED(1), t2 = FLIPPED(2), t3 = FLIPPED(3);
+#define FLIPPED(j) ((int32_t)((uint32_t)(K4 > j ? tp[j] : 0) ^ 0x80000000U))
+    const int32_t t0 = FLIPPED(0), t1 = FLIPPED(1), t2 = FLIPPED(2), t3 = FLIPPED(3);
 #undef FLIPPED
-    /* c[q] lane l: the counter of replicate b + 4l + q, k + (b + 4l + q + 1) * G */
-    u64x4 c[4];
-    for (int q = 0; q < 4; q++)
-        c[q] = (u64x4){k + (1 + q) * G, k + (5 + q) * G, k + (9 + q) * G, k + (13 + q) * G};
-    const u64x4 step = (u64x4){16 * G, 16 * G, 16 * G, 16 * G};
+    /* c[q] lane l: the counter of draw b / 2 + 2l + q, k + (b / 2 + 2l + q + 1) * G */
+    u64x4 c[2];
+    for (int q = 0; q < 2; q++)
+        c[q] = (u64x4){k + (1 + q) * GOLDEN, k + (3 + q) * GOLDEN, k + (5 + q) * GOLDEN, k + (7 + q) * GOLDEN};
+    const u64x4 step = (u64x4){8 * GOLDEN, 8 * GOLDEN, 8 * GOLDEN, 8 * GOLDEN};
     for (; b + 16 <= n_boot; b += 16) {
-        draw16(c, (const int64_t[4]){t0, t1, t2, t3}, K4, w_r + b);
-        for (int q = 0; q < 4; q++) c[q] += step;
+        draw16(c, (const int32_t[4]){t0, t1, t2, t3}, K4, w_r + b);
+        for (int q = 0; q < 2; q++) c[q] += step;
         if (K > 4) {
             /* the weights of 4 (bit 2 of a byte: draw16's are at most 4), rare (P(Poisson(1) >= 4) < 2%),
                counted on from their draws */
@@ -196,7 +210,7 @@ static inline __attribute__((always_inline)) int draw_row(uint64_t k, const uint
                 for (int h = 0; h < 2; h++)
                     for (uint64_t bits = m[h] & 0x0404040404040404ULL; bits; bits &= bits - 1) {
                         const Py_ssize_t j = b + 8 * h + (__builtin_ctzll(bits) >> 3);
-                        const Py_ssize_t w = heavy_weight(tp, K, mix64(k + (uint64_t)(j + 1) * G));
+                        const Py_ssize_t w = heavy_weight(tp, K, draw32(k, j));
                         w_r[j] = (uint8_t)w;
                         heavy |= w >= BLOCK_W;
                     }
@@ -204,7 +218,7 @@ static inline __attribute__((always_inline)) int draw_row(uint64_t k, const uint
     }
 #endif
     for (; b < n_boot; b++) {
-        const uint64_t x = mix64(k + (uint64_t)(b + 1) * 0x9E3779B97F4A7C15ULL);
+        const uint64_t x = draw32(k, b);
         Py_ssize_t w = 0;
         for (Py_ssize_t j = 0; j < K4; j++) w += tp[j] <= x;
         if (w == 4) w = heavy_weight(tp, K, x);
@@ -583,9 +597,12 @@ static Py_ssize_t run_bootstrap(const Boot *bt) {
 PyDoc_STRVAR(bootstrap_doc,
 "bootstrap(row_keys, seed_key, thresholds, groups, n_sets, stats, width, n_boot, out)\n\n"
 "Adds w[b, i] * stats[i] into out[groups[s, i], b] for every row i, replicate b and grouping\n"
-"set s, where w[b, i] = #{k : thresholds[k] <= mix(mix(row_keys[i] ^ seed_key) + (b + 1) * G)}\n"
-"(G = 0x9E3779B97F4A7C15, mix = splitmix64's finaliser): bleu_core.bootstrap.weights, fused.\n"
-"row_keys uint64[n]; thresholds uint64[K] ascending; groups int64[n_sets, n] (indices into out);\n"
+"set s, where w[b, i] = #{k : thresholds[k] <= u[b, i]}, u[b, i] the low 32 bits of\n"
+"x = mix(mix(row_keys[i] ^ seed_key) + (b // 2 + 1) * G) for an even b, its high 32 bits for an\n"
+"odd b (G = 0x9E3779B97F4A7C15, mix = splitmix64's finaliser):\n"
+"bleu_core.resampling.counter.weights, fused.\n"
+"row_keys uint64[n]; thresholds uint64[K] ascending, each below 2**32; groups int64[n_sets, n]\n"
+"(indices into out);\n"
 "stats int64[n, width]; out int64[n_groups, n_boot, width], C-contiguous, written in place.\n"
 "stats and out must be non-negative. Products and sums are checked: OverflowError instead of\n"
 "wrapping (out is then partly updated); ValueError for sizes whose products do not fit\n"
@@ -631,6 +648,9 @@ static const char *boot_values(const Boot *bt) {
        them); for thresholds in order the two counts are the same */
     for (Py_ssize_t k = 1; k < bt->K; k++)
         if (bt->thr[k] < bt->thr[k - 1]) return "bootstrap: thresholds are not in ascending order";
+    /* the draws are 32-bit (the vector loop compares the thresholds as 32-bit numbers) */
+    for (Py_ssize_t k = 0; k < bt->K; k++)
+        if (bt->thr[k] >> 32) return "bootstrap: thresholds must be below 2**32";
     for (Py_ssize_t j = 0; j < bt->n_sets * bt->n; j++)
         if (bt->groups[j] < 0 || bt->groups[j] >= bt->n_groups) return "bootstrap: group index out of range";
     for (Py_ssize_t j = 0; j < bt->n * bt->width; j++)

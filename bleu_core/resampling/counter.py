@@ -7,7 +7,8 @@ the one-pass combine: replicate b of a group is the vector ``sum_i w[b, i] * sta
 exact), and the BLEU of each replicate is computed once, on its totals, like the point score.
 
 Each weight is a pure function of (seed, row identity, replicate index): a counter-based
-generator (splitmix64 finaliser over the three) followed by an exact Poisson(1) inverse CDF.
+generator (splitmix64's finaliser over the three; each 64-bit draw gives two replicates their
+32-bit uniforms) followed by the exact Poisson(1) inverse CDF of a 32-bit uniform.
 The same row gets the same weights on every runner, sharding, order and retry, and two systems
 scored on the same segments (same row identity) share weights, which is what makes the paired
 test paired.
@@ -33,8 +34,9 @@ __all__ = ["BLOCK_ROWS", "DEFAULT_N", "DEFAULT_SEED", "MAX_REPLICATE_BYTES", "MA
            "randomization_test", "randomization_trials", "replicate_scores", "row_keys_from_ids",
            "row_keys_from_position", "seed_from_env", "seed_key", "swap_totals", "swaps", "weights"]
 
-#: weights are capped at this value (P(Poisson(1) > 20) < 1e-19)
-MAX_WEIGHT = 20
+#: the largest weight: the number of thresholds, k = 0..11 (P(Poisson(1) > 12) < 2**-32, so the
+#: 32-bit quantile of k = 12 would be 2**32, which no draw reaches)
+MAX_WEIGHT = 12
 #: rows per block when drawing weights (bounds the temporary B x rows arrays)
 BLOCK_ROWS = 2048
 
@@ -45,9 +47,11 @@ _C2 = 0x94D049BB133111EB
 
 
 def _poisson_thresholds() -> np.ndarray:
-    """T[k] = floor(P(X <= k) * 2**64) for X ~ Poisson(1), k = 0..MAX_WEIGHT-1, computed in
-    50-digit decimal arithmetic so that every platform gets the same integers."""
-    from decimal import Decimal, getcontext
+    """T[k] = ceil(P(X <= k) * 2**32) for X ~ Poisson(1), k = 0..MAX_WEIGHT-1, computed in
+    50-digit decimal arithmetic so that every platform gets the same integers. A weight counts the
+    thresholds at or below a 32-bit draw x, so it is the smallest k with x / 2**32 < P(X <= k): the
+    exact Poisson(1) quantile of the uniform x / 2**32."""
+    from decimal import ROUND_CEILING, Decimal, getcontext
 
     import numpy as np
 
@@ -58,15 +62,15 @@ def _poisson_thresholds() -> np.ndarray:
         if k:
             term /= k
         cdf += term
-        out.append(int(cdf * e_inv * (1 << 64)))
+        out.append(int((cdf * e_inv * (1 << 32)).to_integral_value(rounding=ROUND_CEILING)))
     return np.array(out, dtype=np.uint64)
 
 
 def _swap_thresholds() -> np.ndarray:
-    """A weight of 1 where the mixed 64-bit value is >= 2**63: a fair coin per (row, trial)."""
+    """A weight of 1 where the 32-bit draw is >= 2**31: a fair coin per (row, trial)."""
     import numpy as np
 
-    return np.array([1 << 63], dtype=np.uint64)
+    return np.array([1 << 31], dtype=np.uint64)
 
 
 #: THRESHOLDS (the Poisson(1) inverse CDF, :func:`_poisson_thresholds`) and SWAP_THRESHOLDS (the
@@ -157,7 +161,12 @@ def weights(row_keys: np.ndarray, n_boot: int, seed: int = DEFAULT_SEED, thresho
             ) -> np.ndarray:
     """int64[n_boot, len(row_keys)]: Poisson(1) weight of each row in each replicate (the
     reference definition, in numpy; :func:`bootstrap_totals` computes the same in C);
-    ``thresholds``: :data:`THRESHOLDS` when None."""
+    ``thresholds``: :data:`THRESHOLDS` when None (each below 2**32).
+
+    Row key r, mixed with the seed's key, is k = mix(r ^ seed_key); its draw j is
+    x_j = mix(k + (j + 1) * G) (mod 2**64, G = 0x9E3779B97F4A7C15, mix = splitmix64's finaliser).
+    Replicate b's 32-bit uniform is the low half of draw b // 2 for an even b, the high half for
+    an odd b, and its weight the number of thresholds at or below it."""
     import numpy as np
 
     if thresholds is None:
@@ -165,11 +174,15 @@ def weights(row_keys: np.ndarray, n_boot: int, seed: int = DEFAULT_SEED, thresho
     keys = np.asarray(row_keys, dtype=np.uint64)
     skey = np.uint64(seed_key(seed))
     out = np.empty((n_boot, len(keys)), dtype=np.int64)
-    replicate = (np.arange(1, n_boot + 1, dtype=np.uint64) * np.uint64(_GOLDEN))[:, None]
+    n_draws = (n_boot + 1) // 2
+    draw = (np.arange(1, n_draws + 1, dtype=np.uint64) * np.uint64(_GOLDEN))[:, None]
     for start in range(0, len(keys), BLOCK_ROWS):
         block = _mix(keys[start:start + BLOCK_ROWS] ^ skey)
-        x = _mix(block[None, :] + replicate)  # wraps mod 2**64
-        out[:, start:start + BLOCK_ROWS] = np.searchsorted(thresholds, x, side="right")
+        x = _mix(block[None, :] + draw)  # wraps mod 2**64
+        halves = np.empty((2 * n_draws, x.shape[1]), dtype=np.uint64)
+        halves[0::2] = x & np.uint64(0xFFFFFFFF)
+        halves[1::2] = x >> np.uint64(32)
+        out[:, start:start + BLOCK_ROWS] = np.searchsorted(thresholds, halves[:n_boot], side="right")
     return out
 
 
@@ -307,7 +320,7 @@ def swap_totals(rows: np.ndarray, row_keys: np.ndarray, n_trials: int, seed: int
     sum of the statistics of the rows whose swap bit is set in each trial.
 
     Trial t swaps row i between the two systems when s(seed, row key, t) = 1, a fair coin from the
-    counter-based generator of :func:`bootstrap_totals` (its kernel, with one threshold at 2**63
+    counter-based generator of :func:`bootstrap_totals` (its kernel, with one threshold at 2**31
     and a seed key of its own). A system X's swapped totals S_t(X) and its total T(X) are all the
     test needs: with baseline B, the trial's pseudo-systems are
     ``S_t(B) + T(X) - S_t(X)`` and ``T(B) - S_t(B) + S_t(X)`` (:func:`randomization_trials`). The

@@ -168,7 +168,7 @@ def test_seed_helpers_are_counters():
     with pytest.raises(TypeError):
         seeds.check_seed(True)
     assert counter.THRESHOLDS.dtype == np.uint64 and len(counter.THRESHOLDS) == counter.MAX_WEIGHT
-    assert counter.SWAP_THRESHOLDS.tolist() == [1 << 63]
+    assert counter.SWAP_THRESHOLDS.tolist() == [1 << 31]
 
 
 def test_counting_imports_no_numpy():

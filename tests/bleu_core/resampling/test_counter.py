@@ -26,16 +26,23 @@ needs_corpora = pytest.mark.skipif(not (CORPORA / "MANIFEST.tsv").exists(), reas
 
 # ---------------------------------------------------------------------------- the weights
 
-def test_poisson_thresholds_are_the_cdf_in_64_bit_fixed_point():
-    """T[k] = floor(2**64 * P(X <= k)), X ~ Poisson(1): checked against a rational e**-1
-    accurate to 1e-40 (the alternating series), computed here independently."""
+def test_poisson_thresholds_are_the_cdf_in_32_bit_fixed_point():
+    """T[k] = ceil(2**32 * P(X <= k)), X ~ Poisson(1), for every k whose value is below 2**32:
+    checked against a rational e**-1 accurate to 1e-40 (the alternating series), computed here
+    independently. A draw x in [0, 2**32) is at or above T[k] exactly when x / 2**32 >= P(X <= k),
+    so the count of thresholds at or below it is the Poisson(1) quantile of x / 2**32."""
     e_inv = sum(Fraction((-1) ** j, math.factorial(j)) for j in range(40))
-    cdf = Fraction(0)
-    for k, t in enumerate(bs.THRESHOLDS.tolist()):
+    cdf, expected = Fraction(0), []
+    for k in range(30):
         cdf += e_inv / math.factorial(k)
-        exact = cdf * 2 ** 64
-        assert abs(t - exact) <= 1, k  # floor of the exact value (1e-40 slack cannot move it by 2)
-    assert list(bs.THRESHOLDS) == sorted(bs.THRESHOLDS)
+        exact = cdf * 2 ** 32
+        if exact > 2 ** 32 - 1:  # ceil would be 2**32: no 32-bit draw reaches it
+            break
+        expected.append(math.ceil(exact))  # no value is within 1e-30 of an integer: the slack is moot
+    assert bs.THRESHOLDS.tolist() == expected
+    assert len(expected) == bs.MAX_WEIGHT == 12  # P(X > 12) = 6.3e-11 < 2**-32 = 2.3e-10 < P(X > 11)
+    assert expected[0] == 1580030169  # 2**32 / e = 1580030168.7...
+    assert bs.SWAP_THRESHOLDS.tolist() == [1 << 31]
 
 
 def test_weights_have_poisson_1_moments_and_frequencies():

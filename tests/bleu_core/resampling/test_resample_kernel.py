@@ -1,8 +1,9 @@
 """The bootstrap kernel (``_resample.bootstrap``) against its definition, computed plainly in the test.
 
 The definition (the kernel's docstring): ``out[groups[s, i], b] += w[b, i] * stats[i]`` for every
-row i, replicate b and grouping set s, where ``w[b, i]`` counts the thresholds at or below
-``mix(mix(key_i ^ seed_key) + (b + 1) * G)``, G = 0x9E3779B97F4A7C15, mix = splitmix64's finaliser.
+row i, replicate b and grouping set s, where ``w[b, i]`` counts the thresholds at or below replicate
+b's 32-bit draw: the low 32 bits of ``mix(mix(key_i ^ seed_key) + (b // 2 + 1) * G)`` for an even b,
+its high 32 bits for an odd b, G = 0x9E3779B97F4A7C15, mix = splitmix64's finaliser.
 The expected totals below are Python integers: the weights from that formula in Python (``_weights``),
 the sums as object arrays of Python ints (exact, never wrapping), so a total past int64 shows as one.
 
@@ -25,6 +26,7 @@ import pytest
 from bleu_core.resampling import _resample, counter as bs
 
 M64 = (1 << 64) - 1
+M32 = (1 << 32) - 1
 G = 0x9E3779B97F4A7C15
 INT64_MAX = (1 << 63) - 1
 INT32_MAX = (1 << 31) - 1
@@ -43,7 +45,13 @@ def _weights(keys, seed_key: int, thresholds, n_boot: int):
     """w[b][i] as Python ints, from the definition."""
     thr = [int(t) for t in thresholds]
     ks = [_mix(int(k) ^ seed_key) for k in keys]
-    return [[bisect.bisect_right(thr, _mix(k + (b + 1) * G)) for k in ks] for b in range(n_boot)]
+    return [[bisect.bisect_right(thr, _draw32(k, b)) for k in ks] for b in range(n_boot)]
+
+
+def _draw32(k: int, b: int) -> int:
+    """Replicate b's 32-bit draw for the mixed key k: a half of draw b // 2."""
+    x = _mix(k + (b // 2 + 1) * G)
+    return x >> 32 if b % 2 else x & 0xFFFFFFFF
 
 
 def _expected(keys, seed_key, thresholds, groups, stats, n_boot, out0):
@@ -178,15 +186,16 @@ def test_sums_that_reach_the_int32_bound(isa, value):
 
 
 @pytest.mark.parametrize("thresholds", [
-    [1 << 63],  # the randomization test's fair coin (K = 1)
-    [1 << 62, 1 << 63],  # K = 2
-    [1 << 61, 1 << 62, 3 << 62],  # K = 3
-    [1 << 60, 1 << 61, 1 << 62, 1 << 63],  # K = 4: a draw at or above the fourth is weight 4
-    [1 << 59, 1 << 60, 1 << 61, 1 << 62, 1 << 63],  # K = 5: counted on past the fourth
-    [(k + 1) << 58 for k in range(40)],  # K = 40, weights up to 40 (most blocks heavy)
-    [0] + [(k + 1) << 56 for k in range(254)],  # K = 255: weights >= 1, the largest the byte path takes
-    [(k + 1) << 55 for k in range(300)],  # K = 300: the plain loop
-    [5, 5, 5, 5, 5, M64, M64],  # equal thresholds; M64 only at the top of the range
+    [1 << 31],  # the randomization test's fair coin (K = 1)
+    [1 << 30, 1 << 31],  # K = 2
+    [1 << 29, 1 << 30, 3 << 30],  # K = 3
+    [1 << 28, 1 << 29, 1 << 30, 1 << 31],  # K = 4: a draw at or above the fourth is weight 4
+    [1 << 27, 1 << 28, 1 << 29, 1 << 30, 1 << 31],  # K = 5: counted on past the fourth
+    [(k + 1) << 26 for k in range(40)],  # K = 40, weights up to 40 (most blocks heavy)
+    [0] + [(k + 1) << 24 for k in range(254)],  # K = 255: weights >= 1, the largest the byte path takes
+    [(k + 1) << 23 for k in range(300)],  # K = 300: the plain loop
+    [5, 5, 5, 5, 5, M32, M32],  # equal thresholds; M32 only at the top of the range
+    [0, 1 << 31, M32],  # the ends of the range: 0 is at or below every draw, M32 only at the top
 ])
 def test_other_thresholds_and_heavy_weights(isa, thresholds):
     n = 50

@@ -108,16 +108,30 @@ def test_corpus_replicates_that_overflow_raise_the_kernels_error():
         count_bootstrap(stats, keys, [(groups, n)], B, 1)
 
 
+def test_thresholds_past_32_bits_are_refused():
+    """The draws are 32-bit: a threshold of 2**32 or more could never be reached by the definition,
+    and the vector loop compares the thresholds as 32-bit numbers, so the kernel refuses it rather
+    than count a truncated one."""
+    rows = np.ones((3, 2), dtype=np.int64)
+    keys = bs.row_keys_from_position("h.parquet", 0, 3)
+    for top in (1 << 32, 1 << 63, (1 << 64) - 1):
+        with pytest.raises(ValueError, match=r"below 2\*\*32"):
+            bs.bootstrap_totals(rows, keys, 20, 1, None, 1, thresholds=np.array([5, top], dtype=np.uint64))
+    top = np.array([(1 << 32) - 1], dtype=np.uint64)  # the largest accepted: only a draw of 2**32 - 1 reaches it
+    out = bs.bootstrap_totals(rows, keys, 20, 1, None, 1, thresholds=top)
+    assert (out[0] == bs.weights(keys, 20, 1, thresholds=top) @ rows).all()
+
+
 def test_thresholds_out_of_order_are_refused():
     """The two loops count the thresholds at or below a draw in two ways (every one of the first four, or
     the leading run) that agree only for thresholds in order: out of order, the kernel refuses them
     rather than give a weight that depends on which loop ran."""
     rows = np.ones((3, 2), dtype=np.int64)
     keys = bs.row_keys_from_position("h.parquet", 0, 3)
-    backwards = np.array([1 << 63, 1 << 62], dtype=np.uint64)
+    backwards = np.array([1 << 31, 1 << 30], dtype=np.uint64)
     with pytest.raises(ValueError, match="ascending"):
         bs.bootstrap_totals(rows, keys, 4, 1, None, 1, thresholds=backwards)
-    equal = np.array([1 << 62, 1 << 62], dtype=np.uint64)  # in order (not decreasing): accepted
+    equal = np.array([1 << 30, 1 << 30], dtype=np.uint64)  # in order (not decreasing): accepted
     out = bs.bootstrap_totals(rows, keys, 4, 1, None, 1, thresholds=equal)
     w = bs.weights(keys, 4, 1, thresholds=equal)
     assert (out[0] == w @ rows).all()
