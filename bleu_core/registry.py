@@ -214,7 +214,11 @@ class UnknownMetric(LookupError):
 
 
 def get(metric_id: str) -> type:
-    """The class of a metric id, else :class:`UnknownMetric`."""
+    """The class of a metric id, else :class:`UnknownMetric`. A built-in's id is answered without
+    reading the installed distributions' entry points (no plugin may take it: :func:`_load`)."""
+    builtins = builtin_metrics()
+    if metric_id in builtins:
+        return builtins[metric_id]
     found, _, why = _load()
     if metric_id in found:
         return found[metric_id]

@@ -153,11 +153,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     own_run = is_run and command  # the `beambleu run` command's own process
     if own_run:
         gc.disable()
+    parsed = _parse_score_alone(argv) if argv[:1] == ["score"] else None
     try:
         if own_run:
             _import_lean_beam(argv)
         # `beambleu COMMAND ...` builds that command's options only (`beambleu --help`: every command's line)
-        parser = make_parser(with_run=is_run, only=argv[0] if argv[:1] and argv[0] in COMMANDS else None)
+        parser = None if parsed else make_parser(with_run=is_run,
+                                                 only=argv[0] if argv[:1] and argv[0] in COMMANDS else None)
     except ImportError as exc:
         if not is_run:
             raise
@@ -168,7 +170,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         if own_run:
             gc.freeze()
             gc.enable()
-    args, extra = parser.parse_known_args(argv)  # argparse's errors: exit 2, on the real stderr
+    args, extra = parsed or parser.parse_known_args(argv)  # argparse's errors: exit 2, on the real stderr
     # what `run` does not know goes to Beam, whose pipeline options are all --long ones
     unknown = extra if args.command != "run" else [x for x in extra if re.match(r"-[^-\d]", x)]
     if unknown:
@@ -183,6 +185,28 @@ def main(argv: Optional[List[str]] = None) -> int:
     if not unexpected:  # else the message names the log
         filt.discard_log()
     return rc
+
+
+def _parse_score_alone(argv: List[str]):
+    """``beambleu score``'s command line parsed with the built-in metrics' options alone, so that
+    scoring with them reads no installed distribution's entry points (``importlib.metadata`` and
+    every ``entry_points.txt`` on ``sys.path``: a few ms of start-up, more with many packages
+    installed): (args, []), or None where the plugins could change the answer. That is every
+    usage error (an unknown metric or flag may be a plugin's), ``--help`` (it lists the plugins'
+    options) and a --long abbreviation matched against beambleu's own flags (a plugin's flag could
+    make it ambiguous); there the parser with the plugins decides, and says what it always said,
+    the warnings of the plugins it leaves out included."""
+    from .commands.metric_options import builtins_only
+    from .errors import Undecided, deciding_alone
+
+    with builtins_only():
+        parser = make_parser(with_run=False, only="score")
+    try:
+        with deciding_alone():
+            args, extra = parser.parse_known_args(argv)
+    except Undecided:
+        return None
+    return None if extra else (args, extra)
 
 
 def _dispatch(args, extra) -> int:

@@ -21,8 +21,8 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (start-u
 if TYPE_CHECKING:
     from typing import Callable
 
-__all__ = ["OutputError", "Parser", "Terminated", "UsageError", "int_at_least", "positive_seconds",
-           "terminate_as_interrupt"]
+__all__ = ["OutputError", "Parser", "Terminated", "Undecided", "UsageError", "deciding_alone", "int_at_least",
+           "positive_seconds", "terminate_as_interrupt", "undecided_alone"]
 
 
 class UsageError(ValueError):
@@ -60,7 +60,8 @@ def terminate_as_interrupt():
 
 
 def _columns() -> int:
-    """The terminal's width as :func:`shutil.get_terminal_size` gives it (``COLUMNS`` first), without importing shutil."""
+    """The terminal's width as :func:`shutil.get_terminal_size` gives it (``COLUMNS`` first), without
+    importing shutil."""
     try:
         columns = int(os.environ["COLUMNS"])
     except (KeyError, ValueError):
@@ -71,6 +72,34 @@ def _columns() -> int:
         except (AttributeError, ValueError, OSError):
             columns = 0
     return columns or 80
+
+
+class Undecided(Exception):
+    """Raised by a :class:`Parser` where it would print (an error, ``--help``) while
+    :func:`deciding_alone` is in force: this parser cannot decide the command line alone."""
+
+
+#: set while a parser tries a command line that a fuller parser decides if it cannot (:func:`deciding_alone`)
+_alone = False
+
+
+@contextlib.contextmanager
+def deciding_alone():
+    """While in force, a :class:`Parser` raises :class:`Undecided` instead of printing an error or
+    its help (and exiting): ``beambleu score`` first parses its command line with the built-in
+    metrics' options alone, without reading the installed distributions' entry points, and lets
+    the parser with the plugins decide whatever that one cannot."""
+    global _alone
+    _alone = True
+    try:
+        yield
+    finally:
+        _alone = False
+
+
+def undecided_alone() -> bool:
+    """Whether :func:`deciding_alone` is in force."""
+    return _alone
 
 
 class Parser(argparse.ArgumentParser):
@@ -94,7 +123,14 @@ class Parser(argparse.ArgumentParser):
     def error(self, message):
         """Bad usage is one line (the house rule; argparse would print the usage block first) and
         exit code 2; ``--help`` shows the usage."""
+        if _alone:
+            raise Undecided(message)
         self.exit(2, f"{self.prog}: error: {message} (--help shows the usage)\n")
+
+    def print_help(self, file=None):
+        if _alone:  # the help lists every metric's options, the plugins' too
+            raise Undecided("--help")
+        super().print_help(file)
 
     def _get_option_tuples(self, option_string):
         found = super()._get_option_tuples(option_string)

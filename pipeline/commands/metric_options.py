@@ -72,8 +72,6 @@ def _usable(run: bool, taken: Callable[[], frozenset]):
         if metric_id in registry.builtin_metrics():
             classes.append(cls)
             continue
-        if _builtins_only:
-            continue
         flags = taken()
         clash = [f for opt in cls.options if opt.run or not run for f in _flags(opt, run) if f in flags]
         if clash:
@@ -123,10 +121,14 @@ def add_metric_arguments(p, run: bool, taken: Callable[[], frozenset]) -> None:
     """``--metrics`` and every metric's options (a metric's flags are accepted, and ignored as
     sacrebleu ignores them, when the metric is not selected). ``taken()``: every option string of
     the command with the built-in metrics only (the command builds it under :func:`builtins_only`),
-    which no plugin may take."""
-    for line in registry.skipped():
-        _warn(line)
-    classes = _usable(run, taken)
+    which no plugin may take. Under :func:`builtins_only`, the built-ins only, and the installed
+    distributions' entry points are not read."""
+    if _builtins_only:
+        classes = list(registry.builtin_metrics().values())
+    else:
+        for line in registry.skipped():
+            _warn(line)
+        classes = _usable(run, taken)
     ids = tuple(cls.id for cls in classes)
     if run:
         p.add_argument("--metrics", "-m", nargs="+", type=_metric_list(ids), action=_Joined, default=["bleu"],

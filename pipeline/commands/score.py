@@ -30,7 +30,7 @@ from bleu_core.resampling.seeds import SACREBLEU
 from bleu_core.sums import checked_add_ints, column_sums, column_sums_ints
 from bleu_core.version import __version__
 
-from ..errors import Parser, UsageError, int_at_least
+from ..errors import Parser, Undecided, UsageError, int_at_least, undecided_alone
 from ..io.textfiles import Source, add_max_line_bytes, check_encoding, iter_chunks
 from . import testsets
 from .metric_options import add_metric_arguments, builtins_only, metrics_from_args
@@ -158,7 +158,9 @@ class ScoreParser(Parser):
     sacrebleu's ``--width``, not also ``--with-stats``): the prefix is matched against sacrebleu's
     options first, then, when none of them has it, against all of beambleu's (its own flags and the
     plugins'). A prefix of several options is refused as sacrebleu refuses it, with its list of
-    candidates. Single-dash options are never abbreviated (:class:`~beambleu.errors.Parser`)."""
+    candidates. Single-dash options are never abbreviated (:class:`~beambleu.errors.Parser`).
+    Parsed with the built-in metrics' options alone (``cli._parse_score_alone``), an abbreviation
+    that is not sacrebleu's is left to the parser with the plugins (:class:`~beambleu.errors.Undecided`)."""
 
     def _get_option_tuples(self, option_string):
         if not option_string.startswith("--"):
@@ -168,6 +170,9 @@ class ScoreParser(Parser):
         known = self._option_string_actions
         ours = [s for s in known if s.startswith("--") and s.startswith(prefix)]
         theirs = [s for s in SACREBLEU_LONG_OPTIONS if s in known and s.startswith(prefix)]
+        if not theirs and undecided_alone():
+            # matched against beambleu's own options: a plugin's flag could be one more candidate
+            raise Undecided(f"the abbreviation {prefix} is matched against the plugins' flags too")
         return [(known[s], s, explicit) for s in (theirs or ours)]
 
 

@@ -112,6 +112,32 @@ def test_score_bleu_and_the_plugin(plugin_path, files):
                                  "(hyp_len = 9 ref_len = 13)")
 
 
+def test_built_in_metrics_are_scored_without_reading_the_plugins(plugin_path, files):
+    """``score`` with the built-in metrics parses its command line with their options alone: neither
+    importlib.metadata nor the plugin's module is imported, and the output is the same as without the
+    plugin installed. Where the plugins could change the answer, the full parser decides: an
+    abbreviation of the plugin's flag (``--lenratio-sh``) and of a flag of beambleu's own that is not
+    sacrebleu's (``--with-s``, which a plugin's flag could make ambiguous) work as they always did."""
+    code = textwrap.dedent("""
+        import sys
+        from beambleu.cli import main
+        rc = main(sys.argv[1:])
+        print(rc, "importlib.metadata" in sys.modules, "beambleu_lenratio" in sys.modules, file=sys.stderr)
+    """)
+    args = ["score", files / "ref1.txt", files / "ref2.txt", "-i", files / "sys.txt", "-m", "bleu", "chrf"]
+    env = {**os.environ, "PYTHONPATH": plugin_path}
+    proc = subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True, env=env,
+                          timeout=120)
+    assert proc.stderr == "0 False False\n" and proc.stdout == score(files, "-m", "bleu", "chrf").stdout
+    proc = subprocess.run([sys.executable, "-c", code, *map(str, args[:-3]), "-m", "lenratio"], capture_output=True,
+                          text=True, env=env, timeout=120)
+    assert proc.stderr == "0 True True\n" and json.loads(proc.stdout)["score"] == 69.2
+    short = score(files, "-m", "lenratio", "--lenratio-sh", "-f", "text", path=plugin_path)
+    assert short.returncode == 0 and short.stdout.startswith("LenRatio|nrefs:2|ref:shortest|"), short.stderr
+    stats = score(files, "--with-s", path=plugin_path)
+    assert stats.returncode == 0 and json.loads(stats.stdout) == json.loads(score(files, "--with-stats").stdout)
+
+
 def test_help_shows_the_derived_flag(plugin_path):
     out = cli("score", "--help", path=plugin_path).stdout
     assert "length ratio options (the beambleu-lenratio plugin):" in out
@@ -269,8 +295,11 @@ def test_a_plugin_that_cannot_be_used_is_one_warning(files, tmp_path, dist, entr
     metric_id = entry.split("=")[0].strip()
     clean = score(files, "-m", "bleu", "chrf")
     proc = score(files, "-m", "bleu", "chrf", path=str(tmp_path))
-    assert proc.returncode == 0 and proc.stdout == clean.stdout  # beambleu works as without the plugin
-    warning = proc.stderr.splitlines()
+    # beambleu works as without the plugin; scoring built-in metrics does not look at the plugins
+    assert proc.returncode == 0 and proc.stdout == clean.stdout and proc.stderr == ""
+    shown = cli("score", "--help", path=str(tmp_path))  # the help lists the plugins' options: it reads them
+    assert shown.returncode == 0 and "--chrf-word-order" in shown.stdout
+    warning = shown.stderr.splitlines()
     assert len(warning) == 1 and warning[0].startswith(f"beambleu: warning: metric plugin {metric_id!r}")
     assert reason in warning[0] and "is skipped" in warning[0]
     if dist != "takes-a-flag":  # (that check is the command line's: the registry has the class)
