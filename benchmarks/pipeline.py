@@ -2,7 +2,7 @@
 
     python -m benchmarks.pipeline [--size 1000000] [--rounds 2]
     python -m benchmarks.pipeline --grouped [--sizes 250000,1000000] [--confidence-size 250000] [--rounds 2]
-    python -m benchmarks.pipeline --grouped --instructions [--sizes 1000000]
+    python -m benchmarks.pipeline --grouped --instructions [--sizes 1000000] [--confidence-size 250000]
 
 For the same Parquet corpus (see ``benchmarks.corpus``) it measures, each in a fresh process:
 
@@ -33,7 +33,8 @@ Both ratios are of whole commands (start-up included), and of the steady state (
 command on 1,000 pairs). The corpus scores (BLEU, chrF) must agree between the kernel and run.
 
 ``--grouped --instructions`` counts, instead of CPU-seconds, the instructions of the same run and
-kernel commands (at 1,000 pairs and each of ``--sizes``) under valgrind's callgrind: a count that
+kernel commands (at 1,000 pairs and each of ``--sizes``), and of the run with and without
+``--confidence`` at ``--confidence-size`` (0: not measured), under valgrind's callgrind: a count that
 does not depend on the machine's load, where this shared machine's CPU-seconds vary by 20% from one
 run to the next. It takes about 40 times as long (some 5 minutes per command at 1M pairs, two at a
 time), counts one process (sizes below the local runner's 2M-pair threshold for worker processes)
@@ -134,9 +135,10 @@ def instructions(cmd):
     return int(found.group(1)), res.stdout
 
 
-def grouped_instructions(sizes, paths):
+def grouped_instructions(sizes, paths, confidence_size=None):
     """``--grouped --instructions``: the run and the bare grouped kernel at 1,000 pairs and at each
-    size, counted by callgrind (two at a time: counts do not depend on the load)."""
+    size, and, with ``confidence_size``, the run with and without ``--confidence`` there, counted by
+    callgrind (two at a time: counts do not depend on the load)."""
     from concurrent.futures import ThreadPoolExecutor
 
     work = Path(tempfile.mkdtemp())
@@ -145,6 +147,13 @@ def grouped_instructions(sizes, paths):
         jobs.append(("kernel", n, grouped_cmd(paths[n][0]), None))
         out = work / f"run-{n}.json"
         jobs.append(("run", n, grouped_run_cmd(paths[n][0], out), out))
+    if confidence_size is not None:
+        for n in (1000, confidence_size):
+            out = work / f"run-confidence-{n}.json"
+            jobs.append(("run --confidence", n, grouped_run_cmd(paths[n][0], out, ["--confidence"]), out))
+            if n not in (1000, *sizes):
+                out = work / f"run-{n}.json"
+                jobs.append(("run", n, grouped_run_cmd(paths[n][0], out), out))
     with ThreadPoolExecutor(2) as pool:
         done = list(pool.map(lambda job: instructions(job[2]), jobs))
     count, scores = {}, {}
@@ -153,6 +162,8 @@ def grouped_instructions(sizes, paths):
         scores[(name, n)] = [float(x) for x in stdout.split()] if name == "kernel" else run_scores(out)
         print(f"  {name} {n:,}: {ir / 1e9:.2f}G instructions", file=sys.stderr)
     same = all(scores[("run", n)] == scores[("kernel", n)] for n in [1000, *sizes])
+    if confidence_size is not None:
+        same = same and all(scores[("run --confidence", n)] == scores[("run", n)] for n in (1000, confidence_size))
     print(f"corpus: {paths[sizes[0]][1]} pairs with a system column, 1 reference, 13a; instructions of the whole "
           "command (valgrind --tool=callgrind, every thread), PYTHONHASHSEED=0")
     print(f"{'measurement':<46} {'pairs':>9} {'run':>8} {'kernel':>8} {'whole':>7} {'steady':>7}  goal")
@@ -161,9 +172,16 @@ def grouped_instructions(sizes, paths):
         steady = (count[("run", n)] - count[("run", 1000)]) / (count[("kernel", n)] - count[("kernel", 1000)])
         print(f"{'run --group-by system -m bleu chrf / kernel':<46} {n:>9,} {count[('run', n)] / 1e9:>7.2f}G "
               f"{count[('kernel', n)] / 1e9:>7.2f}G {whole:>6.3f}x {steady:>6.3f}x  <= 1.1x")
+    if confidence_size is not None:
+        n = confidence_size
+        whole = count[("run --confidence", n)] / count[("run", n)]
+        steady = ((count[("run --confidence", n)] - count[("run --confidence", 1000)])
+                  / (count[("run", n)] - count[("run", 1000)]))
+        print(f"{'run ... --confidence / run ...':<46} {n:>9,} {count[('run --confidence', n)] / 1e9:>7.2f}G "
+              f"{count[('run', n)] / 1e9:>7.2f}G {whole:>6.3f}x {steady:>6.3f}x  <= 1.5x")
     print(f"fixed start-up (1,000 pairs): kernel {count[('kernel', 1000)] / 1e9:.2f}G, run "
           f"{count[('run', 1000)] / 1e9:.2f}G instructions")
-    print(f"corpus BLEU and chrF identical between the kernel and the run, per size: {same}")
+    print(f"corpus BLEU and chrF identical between the kernel and every run, per size: {same}")
 
 
 def grouped(a):
@@ -172,12 +190,14 @@ def grouped(a):
     if a.instructions:
         from beambleu.beam.runners import MULTIPROCESS_THRESHOLD
 
-        if any(n >= MULTIPROCESS_THRESHOLD or n <= 1000 for n in sizes):
+        confidence = a.confidence_size if a.confidence_size else None
+        if any(n >= MULTIPROCESS_THRESHOLD or n <= 1000 for n in [*sizes, *([confidence] if confidence else [])]):
             raise SystemExit(f"--instructions: sizes above 1,000 and below {MULTIPROCESS_THRESHOLD:,} pairs (from "
                              "there the local runner starts worker processes, whose instructions callgrind would "
                              "not count here)")
-        paths = {n: build(n, 1, a.workdir, a.corpora, systems=True) for n in sorted({1000, *sizes})}
-        return grouped_instructions(sizes, paths)
+        paths = {n: build(n, 1, a.workdir, a.corpora, systems=True)
+                 for n in sorted({1000, *sizes, *([confidence] if confidence else [])})}
+        return grouped_instructions(sizes, paths, confidence)
     paths = {n: build(n, 1, a.workdir, a.corpora, systems=True) for n in sorted({1000, a.confidence_size, *sizes})}
     source = paths[sizes[0]][1]
     out = Path(tempfile.mkdtemp()) / "r.json"
@@ -234,10 +254,11 @@ def main(argv=None):
     ap.add_argument("--grouped", action="store_true", help="the pipeline's own cost: grouped run vs the bare grouped "
                     "kernel, and --confidence vs without it (see above)")
     ap.add_argument("--sizes", default="250000,1000000", help="--grouped: the corpus sizes of run vs kernel")
-    ap.add_argument("--confidence-size", type=int, default=250_000, help="--grouped: the corpus size of --confidence")
+    ap.add_argument("--confidence-size", type=int, default=250_000,
+                    help="--grouped: the corpus size of --confidence (with --instructions, 0 leaves it out)")
     ap.add_argument("--instructions", action="store_true",
-                    help="--grouped: count instructions under valgrind's callgrind instead of timing (run vs kernel "
-                         "only, sizes from 1,001 to 1,999,999 pairs; about 40 times slower)")
+                    help="--grouped: count instructions under valgrind's callgrind instead of timing (sizes from "
+                         "1,001 to 1,999,999 pairs; about 40 times slower)")
     a = ap.parse_args(argv)
     if a.grouped:
         return grouped(a)
