@@ -193,9 +193,11 @@ def _parse_score_alone(argv: List[str]):
     every ``entry_points.txt`` on ``sys.path``: a few ms of start-up, more with many packages
     installed): (args, []), or None where the plugins could change the answer. That is every
     usage error (an unknown metric or flag may be a plugin's), ``--help`` (it lists the plugins'
-    options) and a --long abbreviation matched against beambleu's own flags (a plugin's flag could
-    make it ambiguous); there the parser with the plugins decides, and says what it always said,
-    the warnings of the plugins it leaves out included."""
+    options) and a --long option that is not a built-in one exactly, unless it abbreviates one of
+    sacrebleu's and has no hyphen after its ``--`` (``--tok``, ``--metric``: a plugin's flags are
+    ``--<id>-NAME``, so one could be the option itself or make the abbreviation ambiguous); there
+    the parser with the plugins decides, and says what it always said, the warnings of the plugins
+    it leaves out included."""
     from .commands.metric_options import builtins_only
     from .errors import Undecided, deciding_alone
 

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from typing import Callable
 
 __all__ = ["OutputError", "Parser", "Terminated", "Undecided", "UsageError", "deciding_alone", "int_at_least",
-           "positive_seconds", "terminate_as_interrupt", "undecided_alone"]
+           "is_deciding_alone", "positive_seconds", "terminate_as_interrupt"]
 
 
 class UsageError(ValueError):
@@ -97,7 +97,7 @@ def deciding_alone():
         _alone = False
 
 
-def undecided_alone() -> bool:
+def is_deciding_alone() -> bool:
     """Whether :func:`deciding_alone` is in force."""
     return _alone
 

@@ -4,8 +4,8 @@
  * One call adds each row's statistics, times its weight in each replicate, into that replicate's
  * totals. A weight counts the thresholds at or below a counter-based 32-bit draw (half of a 64-bit
  * one: draw32): Poisson(1) with bleu_core.resampling.counter's thresholds (bootstrap_totals), a fair
- * coin with one threshold at 2**31 (the randomization test's swaps, swap_totals). A row is any metric's int64 statistics vector: the
- * kernel knows widths, never a metric.
+ * coin with one threshold at 2**31 (the randomization test's swaps, swap_totals). A row is any
+ * metric's int64 statistics vector: the kernel knows widths, never a metric.
  *
  * The entry point only parses and checks its arguments into a Boot (boot_check); run_bootstrap
  * bounds the totals, picks the checked or the unchecked loop by that bound and runs it, in plain
@@ -133,11 +133,17 @@ static inline Py_ssize_t heavy_weight(const uint64_t *tp, Py_ssize_t K, uint64_t
     return w;
 }
 
-#if defined(__GNUC__)
-/* four 64-bit lanes (GCC's and clang's vector extensions: each target's own instructions, e.g. a
- * vpmuludq sequence for the products with AVX2 or SSE2, vpmullq with AVX-512) */
+/* The vector draws (GCC's and clang's vector extensions) read a 64-bit lane's low 32 bits as its
+ * first 32-bit lane and the weights' bytes in memory order: little-endian targets only (elsewhere
+ * the scalar loop of draw_row draws every replicate). */
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define VECTOR_DRAWS 1
+#endif
+
+#if defined(VECTOR_DRAWS)
+/* four 64-bit lanes, or eight 32-bit ones (each target's own instructions, e.g. a vpmuludq sequence
+ * for the 64-bit products with AVX2 or SSE2, vpmullq with AVX-512) */
 typedef uint64_t u64x4 __attribute__((vector_size(32)));
-typedef int64_t i64x4 __attribute__((vector_size(32)));
 typedef uint32_t u32x8 __attribute__((vector_size(32)));
 typedef int32_t i32x8 __attribute__((vector_size(32)));
 
@@ -189,7 +195,7 @@ static inline __attribute__((always_inline)) int draw_row(uint64_t k, const uint
                                                           Py_ssize_t K4, Py_ssize_t n_boot, uint8_t *w_r) {
     int heavy = 0;
     Py_ssize_t b = 0;
-#if defined(__GNUC__)
+#if defined(VECTOR_DRAWS)
 #define FLIPPED(j) ((int32_t)((uint32_t)(K4 > j ? tp[j] : 0) ^ 0x80000000U))
     const int32_t t0 = FLIPPED(0), t1 = FLIPPED(1), t2 = FLIPPED(2), t3 = FLIPPED(3);
 #undef FLIPPED

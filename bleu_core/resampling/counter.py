@@ -171,6 +171,8 @@ def weights(row_keys: np.ndarray, n_boot: int, seed: int = DEFAULT_SEED, thresho
 
     if thresholds is None:
         thresholds = _thresholds("THRESHOLDS")
+    if len(thresholds) and int(np.max(thresholds)) >> 32:
+        raise ValueError("thresholds must be below 2**32 (the draws are 32-bit)")
     keys = np.asarray(row_keys, dtype=np.uint64)
     skey = np.uint64(seed_key(seed))
     out = np.empty((n_boot, len(keys)), dtype=np.int64)
@@ -367,8 +369,8 @@ def bootstrap_totals(rows: np.ndarray, row_keys: np.ndarray, n_boot: int, seed: 
     different sets must not overlap if their totals are to stay apart); by default all rows go
     to group 0. Each weight is drawn once and added to the row's group in every set. This is
     :func:`weights` then ``w @ rows``, fused in the C kernel (exact int64 sums: OverflowError
-    rather than wrapping; ValueError for negative statistics or an ``n_boot`` that
-    :func:`check_replicates` refuses)."""
+    rather than wrapping; ValueError for negative statistics, thresholds out of order or of 2**32
+    or more, or an ``n_boot`` that :func:`check_replicates` refuses)."""
     import numpy as np
 
     from . import _resample  # the compiled kernel: a missing build fails this call only, not the import

@@ -30,7 +30,7 @@ from bleu_core.resampling.seeds import SACREBLEU
 from bleu_core.sums import checked_add_ints, column_sums, column_sums_ints
 from bleu_core.version import __version__
 
-from ..errors import Parser, Undecided, UsageError, int_at_least, undecided_alone
+from ..errors import Parser, Undecided, UsageError, int_at_least, is_deciding_alone
 from ..io.textfiles import Source, add_max_line_bytes, check_encoding, iter_chunks
 from . import testsets
 from .metric_options import add_metric_arguments, builtins_only, metrics_from_args
@@ -159,8 +159,10 @@ class ScoreParser(Parser):
     options first, then, when none of them has it, against all of beambleu's (its own flags and the
     plugins'). A prefix of several options is refused as sacrebleu refuses it, with its list of
     candidates. Single-dash options are never abbreviated (:class:`~beambleu.errors.Parser`).
-    Parsed with the built-in metrics' options alone (``cli._parse_score_alone``), an abbreviation
-    that is not sacrebleu's is left to the parser with the plugins (:class:`~beambleu.errors.Undecided`)."""
+    Parsed with the built-in metrics' options alone (``cli._parse_score_alone``), a --long option
+    that is not one of them exactly is left to the parser with the plugins
+    (:class:`~beambleu.errors.Undecided`) unless it abbreviates sacrebleu's options and has no
+    hyphen after its ``--`` (a plugin's flags are ``--<id>-NAME``)."""
 
     def _get_option_tuples(self, option_string):
         if not option_string.startswith("--"):
@@ -170,9 +172,11 @@ class ScoreParser(Parser):
         known = self._option_string_actions
         ours = [s for s in known if s.startswith("--") and s.startswith(prefix)]
         theirs = [s for s in SACREBLEU_LONG_OPTIONS if s in known and s.startswith(prefix)]
-        if not theirs and undecided_alone():
-            # matched against beambleu's own options: a plugin's flag could be one more candidate
-            raise Undecided(f"the abbreviation {prefix} is matched against the plugins' flags too")
+        if is_deciding_alone() and (not theirs or "-" in prefix[2:]):
+            # a plugin's flag could be one more candidate (matched against beambleu's own options), or the
+            # option itself: a plugin's flags are --<id>-NAME, which may begin a flag of sacrebleu's
+            # (--smooth-v, a plugin `smooth`'s, is also a prefix of --smooth-value)
+            raise Undecided(f"{prefix} may be a plugin's flag, or a prefix of one")
         return [(known[s], s, explicit) for s in (theirs or ours)]
 
 

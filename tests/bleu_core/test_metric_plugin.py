@@ -289,6 +289,24 @@ def _fake_dist(root: Path, dist: str, entry: str, source: str) -> None:
     (info / "entry_points.txt").write_text(f"[beambleu.metrics]\n{entry}\n", encoding="utf-8")
 
 
+def test_a_plugin_flag_that_begins_a_flag_of_sacrebleu_is_the_plugins(files, tmp_path):
+    """A plugin's flag ``--<id>-NAME`` may be the start of one of sacrebleu's: ``--smooth-v`` of a plugin
+    ``smooth`` begins BLEU's ``--smooth-value``. With the plugin installed it is the plugin's option, as
+    it always was (the first parse, with the built-in options alone, must not take it for sacrebleu's
+    abbreviation); without it, it is that abbreviation."""
+    _fake_dist(tmp_path, "smooth-plugin", "smooth = smooth_plugin:Fake",
+               _METRIC + "class Fake(Chrf):\n    id = 'smooth'\n"
+               "    options = (Option('beta', int, 2, '--smooth-v'),)\n")
+    plain = score(files, "-s", "floor", "-f", "text")
+    mine = score(files, "-s", "floor", "--smooth-v", "3", "-f", "text", path=str(tmp_path))
+    assert plain.returncode == mine.returncode == 0 and mine.stdout == plain.stdout, mine.stderr  # BLEU's untouched
+    for arg in (["--smooth-v", "0.5"], ["--smooth-v=0.5"]):  # the plugin's option is an integer
+        bad = score(files, *arg, path=str(tmp_path))
+        assert bad.returncode == 2 and "argument --smooth-v: invalid int value: '0.5'" in bad.stderr, bad.stderr
+    alone = score(files, "-s", "floor", "--smooth-v", "3", "-f", "text")  # no plugin: sacrebleu's --smooth-value
+    assert alone.returncode == 0 and "|smooth:floor[3.00]|" in alone.stdout, alone.stderr
+
+
 @pytest.mark.parametrize("dist,entry,source,reason", BROKEN, ids=[b[0] for b in BROKEN])
 def test_a_plugin_that_cannot_be_used_is_one_warning(files, tmp_path, dist, entry, source, reason):
     _fake_dist(tmp_path, dist, entry, source)

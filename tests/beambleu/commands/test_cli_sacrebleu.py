@@ -401,10 +401,10 @@ def test_resampled_stdout_equals_sacrebleu(build, corpora, tmp_path):
 def test_counter_resampling_stdout_equals_sacrebleu_but_resampled_numbers(name, corpora, tmp_path):
     ours, theirs = _run(COUNTER[name], corpora, tmp_path, ours_only=("--resampling", "counter"))
     _assert_same_output(ours, theirs, resampled=True)
-    if name.startswith("paired-ar"):
+    if name in ("paired-ar-latex", "paired-ar-stdin-text"):
         # an approximate randomization p-value is (c + 1) / (T + 1) for a count c of trials: the two generators
-        # give the same count now and then (both 318 of 500 for Liv4ever here), so only the intervals and the
-        # paired bootstrap's numbers, which are many digits of a mean, tell the draws apart
+        # give the same count now and then, and these two cases' systems get the same p-values from both (NiuTrans
+        # 1/501, the least there is; Liv4ever 318/501), so nothing in their output tells the draws apart
         return
     unmasked = comparable(ours.stdout, BEAMBLEU_VERSION, False)
     assert unmasked != comparable(theirs.stdout, SACREBLEU_VERSION, False), "counter draws gave sacrebleu's numbers"

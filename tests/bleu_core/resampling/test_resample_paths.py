@@ -117,6 +117,8 @@ def test_thresholds_past_32_bits_are_refused():
     for top in (1 << 32, 1 << 63, (1 << 64) - 1):
         with pytest.raises(ValueError, match=r"below 2\*\*32"):
             bs.bootstrap_totals(rows, keys, 20, 1, None, 1, thresholds=np.array([5, top], dtype=np.uint64))
+        with pytest.raises(ValueError, match=r"below 2\*\*32"):  # the reference definition says the same
+            bs.weights(keys, 20, 1, thresholds=np.array([5, top], dtype=np.uint64))
     top = np.array([(1 << 32) - 1], dtype=np.uint64)  # the largest accepted: only a draw of 2**32 - 1 reaches it
     out = bs.bootstrap_totals(rows, keys, 20, 1, None, 1, thresholds=top)
     assert (out[0] == bs.weights(keys, 20, 1, thresholds=top) @ rows).all()
