@@ -8,6 +8,7 @@
 #define BLEU_CORE_BUFFERS_H
 
 #include <stdint.h>
+#include <string.h>
 
 /* A buffer argument held for the duration of a call: None (not held) or C-contiguous bytes. */
 typedef struct {
@@ -26,6 +27,24 @@ static inline int get_view(PyObject *o, View *v, int writable) {
 }
 
 static inline void rel_view(View *v) { if (v->held) PyBuffer_Release(&v->view); }
+
+/* get_view of a buffer that must hold values of one C type, named by its struct format (e.g. "d",
+   float64, itemsize 8), which get_view does not ask for: 0, or -1 with ValueError naming `what` when
+   the format or item size is another (v then holds nothing), or the error of PyObject_GetBuffer. */
+static inline int get_typed_view(PyObject *o, View *v, int writable, const char *format, Py_ssize_t itemsize,
+                                 const char *what) {
+    v->held = 0;
+    const int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
+    if (PyObject_GetBuffer(o, &v->view, flags) < 0) return -1;
+    v->held = 1;
+    if (v->view.itemsize != itemsize || !v->view.format || strcmp(v->view.format, format)) {
+        rel_view(v);
+        v->held = 0;
+        PyErr_Format(PyExc_ValueError, "%s: the buffers must hold format '%s' values", what, format);
+        return -1;
+    }
+    return 0;
+}
 
 /* The shapes of a batch's buffers around n rows and m references, checked alike by every
    kernel: n+1 int64 list offsets lo, validity bytes hv/rv (or none), and `out` of width int64

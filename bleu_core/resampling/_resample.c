@@ -1109,14 +1109,9 @@ static PyObject *k_libm_each(PyObject *self, PyObject *args) {
     v[0].held = v[1].held = 0;
     PyObject *result = NULL;
     int ok = 1;
-    for (int i = 0; i < 2; i++) { /* (get_view asks for no format: here it must be float64's) */
-        const int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (i == 1 ? PyBUF_WRITABLE : 0);
-        if (PyObject_GetBuffer(o[i], &v[i].view, flags) < 0) goto done;
-        v[i].held = 1;
-    }
-    if ((kind != 0 && kind != 1) || v[0].view.itemsize != 8 || v[1].view.itemsize != 8 || !v[0].view.format ||
-        !v[1].view.format || strcmp(v[0].view.format, "d") || strcmp(v[1].view.format, "d") ||
-        v[0].view.len != v[1].view.len) {
+    for (int i = 0; i < 2; i++)
+        if (get_typed_view(o[i], &v[i], i == 1, "d", 8, "libm_each") < 0) goto done;
+    if ((kind != 0 && kind != 1) || v[0].view.len != v[1].view.len) {
         PyErr_SetString(PyExc_ValueError, "libm_each: values and out must be float64 buffers of one length, "
                                           "kind 0 (log) or 1 (exp)");
         goto done;
