@@ -18,7 +18,7 @@ import re
 import sys
 from importlib import import_module
 
-from .errors import OutputError, Parser, UsageError
+from .errors import OutputError, Parser, Undecided, UsageError, deciding_alone
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (start-up)
 if TYPE_CHECKING:
@@ -198,8 +198,7 @@ def _parse_score_alone(argv: List[str]):
     ``--<id>-NAME``, so one could be the option itself or make the abbreviation ambiguous); there
     the parser with the plugins decides, and says what it always said, the warnings of the plugins
     it leaves out included."""
-    from .commands.metric_options import builtins_only
-    from .errors import Undecided, deciding_alone
+    from .commands.metric_options import builtins_only  # (imports bleu_core: after _one_blas_thread)
 
     with builtins_only():
         parser = make_parser(with_run=False, only="score")
