@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -29,8 +30,14 @@ class _Captured(Exception):
 
 @pytest.fixture(scope="module")
 def sacrebleu_parser():
-    """sacrebleu's own parser, as its command line builds it."""
-    import sacrebleu.sacrebleu as cli
+    """sacrebleu's own parser, as its command line builds it. Importing sacrebleu's command-line module
+    sets SIGPIPE to its default action (it does so for its own process); the handler is put back, or a
+    later test writing to a subprocess that has exited would kill pytest itself (a serial run, exit 141)."""
+    previous = signal.getsignal(signal.SIGPIPE)
+    try:
+        import sacrebleu.sacrebleu as cli
+    finally:
+        signal.signal(signal.SIGPIPE, previous)
 
     def grab(self, *args, **kwargs):
         raise _Captured(self)
