@@ -36,11 +36,11 @@ import operator
 import re
 from collections import namedtuple
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from . import formats
 from .errors import BatchInputError
 from .kernels.buffers import all_utf8, as_lists, is_arrow, python_rows, shared
+from .records import record
 from .signature import SignatureFields  # noqa: F401  (part of the protocol)
 from .sums import checked_add, column_sums
 
@@ -65,7 +65,7 @@ __all__ = ["CHUNK", "CommandLine", "Metric", "MetricSet", "Option", "SacrebleuAr
 CHUNK = 20_000
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Option:
     """One option of a metric, declared once.
 

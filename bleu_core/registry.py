@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import functools
 import importlib
-import inspect
 import os
 import re
 import sys
@@ -58,6 +57,8 @@ def check_declaration(cls) -> None:
     the constructor."""
     if not isinstance(cls.id, str) or not ID.fullmatch(cls.id):
         raise ValueError(f"id {cls.id!r} is not a metric id (lowercase letters, digits and _, a letter first)")
+    import inspect  # (plugins only: `beambleu score`'s start-up does without it)
+
     try:
         params = inspect.signature(cls).parameters
     except (TypeError, ValueError):

@@ -28,9 +28,9 @@ plain score (totals as a list of Python ints, :class:`InOrder` fed rows of ints)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from .protocol import Metric, MetricSet, Score
+from .records import record
 from .resampling import counter as bs
 from .resampling.sacrebleu import COUNTER, METHODS, exact_scores
 from .signature import SignatureFields
@@ -51,7 +51,7 @@ BOOTSTRAP, RANDOMIZATION = "bootstrap", "randomization"
 ALPHA = 0.05
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Resampling:
     """What is drawn besides the totals: nothing (``method=None``), ``n`` Poisson bootstrap
     replicates, or ``n`` approximate randomization trials; ``seed`` draws them and ``seed_label``
@@ -94,7 +94,7 @@ class Resampling:
         return self.seed if self.seed_label is None else self.seed_label
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Interval:
     """sacrebleu's bootstrap estimate: the replicates' mean, the 95% percentile interval
     (``low``, ``high``) and its half-width (sacrebleu's ``ci``, ``confidence_var`` in its JSON)."""
@@ -116,7 +116,7 @@ class Interval:
         return f"μ = {self.mean:.{width}f} ± {self.half_width:.{width}f}"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Paired:
     """A system's paired test against the baseline: the p-value and the score difference."""
 
@@ -128,7 +128,7 @@ class Paired:
         return self.p_value < ALPHA
 
 
-@dataclass
+@record
 class MetricResult:
     """One metric's result for one accumulator: its score (with the signature's text set),
     the signature object (None for an empty accumulator, which has no reference count), the

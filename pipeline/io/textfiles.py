@@ -23,9 +23,9 @@ import functools
 import io
 import sys
 import zlib
-from dataclasses import dataclass
 
 from bleu_core.errors import InputError as CoreInputError
+from bleu_core.records import record
 
 from ..errors import int_at_least
 
@@ -89,7 +89,7 @@ def _is_gzip(obj, name: str) -> bool:
     return gz is not None and isinstance(obj, getattr(gz, name))
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Source:
     """Where one column (or several) of segments comes from.
 

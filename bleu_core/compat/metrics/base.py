@@ -7,12 +7,12 @@ import itertools
 import operator
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import replace
 from importlib import import_module
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from ... import formats, scoring
 from ...kernels.buffers import RowLists, all_utf8
+from ...records import replace
 from ...resampling import counter as bootstrap, sacrebleu as nr
 from ...signature import SignatureFields
 from ...sums import column_sums

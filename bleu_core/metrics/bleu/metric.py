@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
 
 from ...kernels import use_reference
 from ...protocol import Metric, Option, Stat, nrefs_label, reference_batch_stats
+from ...records import record, replace
 from ...tokenizers import TOKENIZERS, check_spm_model, check_tokenizer_name, default_tokenizer, get_tokenizer
 from ...tokenizers.tokenizer_spm import is_url, local_path
 from .kernel import batch_stats, batch_stats_many
@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # numpy, pyarrow and the resampling arithmetic are imported b
 __all__ = ["Bleu", "corpus_bleu", "sentence_bleu"]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Bleu(Metric):
     """BLEU with its options fixed: extracts statistics, scores them, names the signature
     (a :class:`bleu_core.protocol.Metric`).

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import math
 import operator
-from dataclasses import dataclass, field
 
 from ...protocol import Score
+from ...records import field, record
 from ...signature import SignatureFields
 from ...sums import INT64_MAX
 
@@ -116,7 +116,7 @@ def check_stats(stats, max_ngram_order: Optional[int] = None) -> List[int]:
     return values
 
 
-@dataclass
+@record
 class BleuScore(Score):
     """A BLEU score and the statistics it came from.
 

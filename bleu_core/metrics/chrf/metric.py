@@ -26,10 +26,10 @@ import math
 import operator
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
 
 from ...kernels import use_reference
 from ...protocol import Metric, Option, Stat, checked_pairs, reference_batch_stats
+from ...records import record, values
 from ...sums import check_int64, statistics_values
 
 # .kernel (the compiled kernel), .reference and .score are imported where they are used: a command
@@ -55,7 +55,7 @@ __all__ = ["MAX_ORDER", "Chrf", "corpus_chrf", "sentence_chrf"]
 MAX_ORDER = 64
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Chrf(Metric):
     """chrF / chrF++ with its options fixed (sacrebleu's ``CHRF`` options and defaults).
 
@@ -193,7 +193,7 @@ class Chrf(Metric):
             return reference_batch_stats(self, candidates, references, per_row)
         from .kernel import chrf_batch_stats
 
-        return chrf_batch_stats(candidates, references, per_row=per_row, **asdict(self))
+        return chrf_batch_stats(candidates, references, per_row=per_row, **values(self))
 
     def batch_stats_many(self, systems, references, per_row: bool = True) -> List[np.ndarray]:
         """Each system's :meth:`batch_stats`, the references prepared once per row for all of
@@ -203,7 +203,7 @@ class Chrf(Metric):
             return super().batch_stats_many(systems, references, per_row=per_row)
         from .kernel import chrf_batch_stats_many
 
-        return chrf_batch_stats_many(systems, references, per_row=per_row, **asdict(self))
+        return chrf_batch_stats_many(systems, references, per_row=per_row, **values(self))
 
     # -- scores ----------------------------------------------------------------------------------
 

@@ -3,9 +3,9 @@ sacrebleu 2.6.0's operations in its order, so that scores are bit-identical."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from ...protocol import Metric, Score, nrefs_label
+from ...records import record
 from ...signature import SignatureFields
 
 __all__ = ["EPS", "ChrfScore", "ChrfSignature", "chrf_name", "f_score"]
@@ -61,7 +61,7 @@ class ChrfSignature(SignatureFields):
     ABBR = {**SignatureFields.ABBR, "case": "c", "eff": "e", "space": "s"}
 
 
-@dataclass
+@record
 class ChrfScore(Score):
     """A chrF score (0-100) and the statistics it came from (``stats``: ``[hyp, ref, match]``
     per order, character orders first)."""

@@ -59,11 +59,11 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from ...kernels import use_reference
 from ...protocol import (CHUNK, Metric, Option, Stat, checked_chunks, checked_pairs, reference_batch_stats,
                          reference_counts)
+from ...records import record
 from ...sums import check_int64, checked_add, column_sums, statistics_values
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (start-up)
@@ -80,7 +80,7 @@ __all__ = ["Ter", "corpus_ter", "sentence_ter"]
 # ----------------------------------------------------------------------------- the metric
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Ter(Metric):
     """TER with its options fixed (sacrebleu's ``TER`` options and defaults): ``case_sensitive``
     (else text is lowercased), ``normalized`` (Tercom's normalisation), ``no_punct`` (remove

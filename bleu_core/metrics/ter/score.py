@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from ...protocol import Metric, Score, nrefs_label
+from ...records import record
 from ...signature import SignatureFields
 from .reference import EDIT_NAMES
 
@@ -35,7 +35,7 @@ class TerSignature(SignatureFields):
     ABBR = {**SignatureFields.ABBR, "case": "c", "tok": "t", "norm": "nr", "punct": "pn", "asian": "as"}
 
 
-@dataclass
+@record
 class TerScore(Score):
     """A TER score (0-100, lower is better), the statistics it came from and ``ref_length``, the
     sum of average reference lengths it divided by (sacrebleu's ``TERScore`` fields:
