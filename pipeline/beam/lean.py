@@ -13,6 +13,14 @@ optional): pandas and MongoDB's client always; the Google libraries unless an ar
 ``--s3_*`` option. Then ``sys.modules`` is restored to what it held, so that a later import of any
 of them (an engine's client, pandas where pyarrow converts to numpy) works as usual.
 
+One library Beam needs is put off instead: beartype, whose ``is_subhint`` Beam's type hints import
+and call only when a pipeline checks one type hint against another by it, which ``run``'s pipeline
+never does (its import: 0.12-0.17 CPU-s). During Beam's import ``beartype.door`` and
+``beartype.roar`` are stand-ins (:data:`LAZY_BEARTYPE`): ``is_subhint`` imports beartype and
+calls it on its first call, and raises :class:`DoorException` (the name Beam's module catches) for
+beartype's ``BeartypeDoorException``. Any other name a Beam imports from them is beartype's own,
+imported then: the stand-ins never make Beam's import fail.
+
 Only the ``beambleu`` command's own process calls it (``beambleu.cli.main`` run as the command),
 before anything else imports Beam: never a program that uses beambleu as a library or a component
 of its pipeline (whose Beam must be the one it expects), and never the engines' worker processes,
@@ -24,10 +32,11 @@ from __future__ import annotations
 import dis
 import os
 import sys
+import types
 from typing import Dict, Sequence, Tuple
 
-__all__ = ["AWS_MODULES", "ArrowWithoutPandas", "GCP_MODULES", "MONGO_MODULES", "PANDAS_MODULES", "blocked_modules",
-           "import_beam"]
+__all__ = ["AWS_MODULES", "ArrowWithoutPandas", "DoorException", "GCP_MODULES", "LAZY_BEARTYPE", "MONGO_MODULES",
+           "PANDAS_MODULES", "blocked_modules", "import_beam"]
 
 #: Beam's ``dataframe`` extra: imported by ``apache_beam.typehints`` only to register converters
 PANDAS_MODULES = ("pandas",)
@@ -47,6 +56,58 @@ AWS_MODULES = ("boto3", "botocore")
 MONGO_MODULES = ("bson", "pymongo")
 
 _IMPORT_NAME = dis.opmap["IMPORT_NAME"]
+
+#: the beartype modules Beam's type hints import from, stand-ins during :func:`import_beam`
+LAZY_BEARTYPE = ("beartype.door", "beartype.roar")
+
+
+class DoorException(Exception):
+    """What the stand-in ``beartype.roar.BeartypeDoorException`` is in Beam's type hints: the stand-in
+    ``is_subhint`` raises it for beartype's own (its ``__cause__``)."""
+
+
+def _is_subhint(subhint, superhint) -> bool:
+    """beartype's ``is_subhint``, imported on the first call."""
+    from beartype.door import is_subhint
+    from beartype.roar import BeartypeDoorException
+
+    try:
+        return is_subhint(subhint, superhint)
+    except BeartypeDoorException as exc:
+        raise DoorException(str(exc)) from exc
+
+
+#: what each stand-in holds; any other name is beartype's own, imported then (see _stand_in)
+_STAND_IN_NAMES = {"beartype.door": {"is_subhint": _is_subhint},
+                   "beartype.roar": {"BeartypeDoorException": DoorException}}
+
+
+def _beartype_stand_ins() -> Dict[str, types.ModuleType]:
+    stand_ins: Dict[str, types.ModuleType] = {}
+    for name, names in _STAND_IN_NAMES.items():
+        module = types.ModuleType(name, f"Stands for {name} during beambleu run's import of Beam.")
+        module.__dict__.update(names)
+        module.__getattr__ = _real_attribute(name, stand_ins)
+        stand_ins[name] = module
+    return stand_ins
+
+
+def _real_attribute(name: str, stand_ins: Dict[str, types.ModuleType]):
+    """A stand-in's ``__getattr__``: a name it does not hold is beartype's, imported at once (the
+    stand-ins leave ``sys.modules`` first, so that beartype imports its own modules). A Beam that
+    imports more of beartype than the stand-ins hold gets beartype as without them: a failed import
+    of Beam could not be undone (its compiled modules keep what they first imported)."""
+    def __getattr__(attr: str):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        for m, stand_in in stand_ins.items():
+            if sys.modules.get(m) is stand_in:
+                del sys.modules[m]
+        import importlib
+
+        return getattr(importlib.import_module(name), attr)
+
+    return __getattr__
 
 
 def blocked_modules(argv: Sequence[str]) -> Tuple[str, ...]:
@@ -68,8 +129,9 @@ def import_beam(argv: Sequence[str]):
     ``None`` entry of ``sys.modules`` makes ``import`` raise ``ModuleNotFoundError``, which Beam's
     optional imports catch). Afterwards every entry of ``sys.modules`` named there holds what it
     held before (a module that was imported stays imported). A Beam that cannot be imported without
-    one of them is imported again, whole. When Beam is already imported, nothing is blocked: Beam is
-    already what it is."""
+    one of them is imported again, whole. Beartype's two modules are stand-ins during the import
+    (:data:`LAZY_BEARTYPE`, unless beartype is imported already), and gone afterwards. When Beam
+    is already imported, nothing is blocked: Beam is already what it is."""
     if sys.modules.get("apache_beam") is not None:
         return sys.modules["apache_beam"]
     missing = object()
@@ -77,6 +139,9 @@ def import_beam(argv: Sequence[str]):
     saved: Dict[str, object] = {m: sys.modules.get(m, missing) for m in blocked_modules(argv)}
     for m in saved:
         sys.modules[m] = None
+    # (an imported beartype is used as it is)
+    stand_ins = {} if any(m in sys.modules for m in ("beartype", *LAZY_BEARTYPE)) else _beartype_stand_ins()
+    sys.modules.update(stand_ins)
     try:
         import apache_beam
     except ImportError:  # a Beam that needs one of them (or no Beam): imported whole below, or the error
@@ -87,6 +152,9 @@ def import_beam(argv: Sequence[str]):
                 sys.modules.pop(m, None)
             else:
                 sys.modules[m] = before
+        for m, stand_in in stand_ins.items():  # (what is there now is beartype's own, if anything)
+            if sys.modules.get(m) is stand_in:
+                del sys.modules[m]
     if apache_beam is None:
         for m in [m for m in sys.modules if m == "apache_beam" or m.startswith("apache_beam.")]:
             del sys.modules[m]  # (what the failed import left half made)

@@ -113,6 +113,49 @@ def test_import_beam_when_beam_is_there():
     assert {k: id(v) for k, v in sys.modules.items()} == {k: id(v) for k, v in before.items()}
 
 
+# Beam's type hints checked against each other by beartype (the last branch of is_consistent_with): plain classes,
+# a generic, and a value that is no type hint (beartype raises its door exception, which Beam takes for False)
+_BEARTYPE = """
+import json, sys, typing
+if sys.argv[1] == "before":
+    import beartype.door  # imported already: used as it is
+if sys.argv[1] == "partial":  # stand-ins that lack what Beam imports: beartype's own is imported then
+    import beambleu.beam.lean as lean
+    lean._STAND_IN_NAMES = {"beartype.door": {}, "beartype.roar": {}}
+if sys.argv[1] == "whole":
+    import apache_beam
+else:
+    from beambleu.beam.lean import import_beam
+    import_beam(["--input", "x.parquet"])
+after_import = sorted(m for m in sys.modules if m == "beartype" or m.startswith("beartype."))
+from apache_beam.typehints.typehints import is_consistent_with as ok
+cases = [(bool, int), (int, str), (1, int), (typing.List[int], typing.Sequence[int]), (str, typing.Hashable)]
+answers = [ok(a, b) for a, b in cases]
+print(json.dumps({"after_import": after_import[:3], "beartype_after_calls": "beartype.door" in sys.modules,
+                  "answers": answers}))
+"""
+
+
+def _beartype_probe(how):
+    proc = subprocess.run([sys.executable, "-c", _BEARTYPE, how], capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_beartype_is_imported_when_beam_first_calls_it():
+    """Beam's import leaves beartype out (stand-ins, then nothing in sys.modules); its type checks import it on
+    their first call and answer as with Beam imported whole (the door exception of a value that is no type hint
+    included); with a beartype imported before, or stand-ins that lack a name Beam imports, Beam gets beartype's
+    own at its import."""
+    whole = _beartype_probe("whole")
+    assert whole["after_import"] and whole["answers"] == [True, False, False, True, True]
+    lean_ = _beartype_probe("lean")
+    assert lean_["after_import"] == [] and lean_["beartype_after_calls"] and lean_["answers"] == whole["answers"]
+    for how in ("before", "partial"):
+        got = _beartype_probe(how)
+        assert got["after_import"] and got["answers"] == whole["answers"], how
+
+
 # `beambleu run ARGS` in a fresh interpreter whose Beam is imported lean (as the command does) or whole
 _RUN = """
 import sys
