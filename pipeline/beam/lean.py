@@ -57,9 +57,6 @@ MONGO_MODULES = ("bson", "pymongo")
 
 _IMPORT_NAME = dis.opmap["IMPORT_NAME"]
 
-#: the beartype modules Beam's type hints import from, stand-ins during :func:`import_beam`
-LAZY_BEARTYPE = ("beartype.door", "beartype.roar")
-
 
 class DoorException(Exception):
     """What the stand-in ``beartype.roar.BeartypeDoorException`` is in Beam's type hints: the stand-in
@@ -77,9 +74,12 @@ def _is_subhint(subhint, superhint) -> bool:
         raise DoorException(str(exc)) from exc
 
 
-#: what each stand-in holds; any other name is beartype's own, imported then (see _stand_in)
+#: what each stand-in holds; any other name is beartype's own, imported then (see _real_attribute)
 _STAND_IN_NAMES = {"beartype.door": {"is_subhint": _is_subhint},
                    "beartype.roar": {"BeartypeDoorException": DoorException}}
+
+#: the beartype modules Beam's type hints import from, stand-ins during :func:`import_beam`
+LAZY_BEARTYPE = tuple(_STAND_IN_NAMES)
 
 
 def _beartype_stand_ins() -> Dict[str, types.ModuleType]:
