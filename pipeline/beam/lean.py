@@ -19,7 +19,11 @@ never does (its import: 0.12-0.17 CPU-s). During Beam's import ``beartype.door``
 ``beartype.roar`` are stand-ins (:data:`LAZY_BEARTYPE`): ``is_subhint`` imports beartype and
 calls it on its first call, and raises :class:`DoorException` (the name Beam's module catches) for
 beartype's ``BeartypeDoorException``. Any other name a Beam imports from them is beartype's own,
-imported then: the stand-ins never make Beam's import fail.
+imported then: the stand-ins never make Beam's import fail. httplib2 is put off the same way
+(:data:`LAZY_HTTPLIB2`) when the Google clients are kept out: Beam's ``http_client`` imports it (and
+it pyparsing: 0.09 CPU-s) for the stager's downloads of remote packages, and uses it only when it
+makes an HTTP client; its stand-in holds nothing, so each name asked of it is httplib2's own,
+imported then. (With the Google clients imported, they import httplib2 themselves.)
 
 Only the ``beambleu`` command's own process calls it (``beambleu.cli.main`` run as the command),
 before anything else imports Beam: never a program that uses beambleu as a library or a component
@@ -35,8 +39,8 @@ import sys
 import types
 from typing import Dict, Sequence, Tuple
 
-__all__ = ["AWS_MODULES", "ArrowWithoutPandas", "DoorException", "GCP_MODULES", "LAZY_BEARTYPE", "MONGO_MODULES",
-           "PANDAS_MODULES", "blocked_modules", "import_beam"]
+__all__ = ["AWS_MODULES", "ArrowWithoutPandas", "DoorException", "GCP_MODULES", "LAZY_BEARTYPE", "LAZY_HTTPLIB2",
+           "MONGO_MODULES", "PANDAS_MODULES", "blocked_modules", "import_beam"]
 
 #: Beam's ``dataframe`` extra: imported by ``apache_beam.typehints`` only to register converters
 PANDAS_MODULES = ("pandas",)
@@ -74,29 +78,36 @@ def _is_subhint(subhint, superhint) -> bool:
         raise DoorException(str(exc)) from exc
 
 
-#: what each stand-in holds; any other name is beartype's own, imported then (see _real_attribute)
+#: what each stand-in holds; any other name is the real module's, imported then (see _real_attribute)
 _STAND_IN_NAMES = {"beartype.door": {"is_subhint": _is_subhint},
-                   "beartype.roar": {"BeartypeDoorException": DoorException}}
+                   "beartype.roar": {"BeartypeDoorException": DoorException},
+                   "httplib2": {}}
 
 #: the beartype modules Beam's type hints import from, stand-ins during :func:`import_beam`
-LAZY_BEARTYPE = tuple(_STAND_IN_NAMES)
+LAZY_BEARTYPE = ("beartype.door", "beartype.roar")
+
+#: the module Beam's ``http_client`` imports, a stand-in during :func:`import_beam` when the Google
+#: clients are kept out (:data:`GCP_MODULES`)
+LAZY_HTTPLIB2 = ("httplib2",)
 
 
-def _beartype_stand_ins() -> Dict[str, types.ModuleType]:
+def _stand_ins(modules: Sequence[str]) -> Dict[str, types.ModuleType]:
+    """A stand-in for each of ``modules`` (names of :data:`_STAND_IN_NAMES`), which share the one
+    dict of them that :func:`_real_attribute` takes out of ``sys.modules``."""
     stand_ins: Dict[str, types.ModuleType] = {}
-    for name, names in _STAND_IN_NAMES.items():
+    for name in modules:
         module = types.ModuleType(name, f"Stands for {name} during beambleu run's import of Beam.")
-        module.__dict__.update(names)
+        module.__dict__.update(_STAND_IN_NAMES[name])
         module.__getattr__ = _real_attribute(name, stand_ins)
         stand_ins[name] = module
     return stand_ins
 
 
 def _real_attribute(name: str, stand_ins: Dict[str, types.ModuleType]):
-    """A stand-in's ``__getattr__``: a name it does not hold is beartype's, imported at once (the
-    stand-ins leave ``sys.modules`` first, so that beartype imports its own modules). A Beam that
-    imports more of beartype than the stand-ins hold gets beartype as without them: a failed import
-    of Beam could not be undone (its compiled modules keep what they first imported)."""
+    """A stand-in's ``__getattr__``: a name it does not hold is the real module's, imported at once
+    (the stand-ins leave ``sys.modules`` first, so that the real module imports its own). A Beam that
+    imports more of them than the stand-ins hold gets the real modules as without them: a failed
+    import of Beam could not be undone (its compiled modules keep what they first imported)."""
     def __getattr__(attr: str):
         if attr.startswith("__"):
             raise AttributeError(attr)
@@ -130,7 +141,8 @@ def import_beam(argv: Sequence[str]):
     optional imports catch). Afterwards every entry of ``sys.modules`` named there holds what it
     held before (a module that was imported stays imported). A Beam that cannot be imported without
     one of them is imported again, whole. Beartype's two modules are stand-ins during the import
-    (:data:`LAZY_BEARTYPE`, unless beartype is imported already), and gone afterwards. When Beam
+    (:data:`LAZY_BEARTYPE`, unless beartype is imported already), and httplib2 too when the Google
+    clients are kept out (:data:`LAZY_HTTPLIB2`); they are gone afterwards. When Beam
     is already imported, nothing is blocked: Beam is already what it is."""
     if sys.modules.get("apache_beam") is not None:
         return sys.modules["apache_beam"]
@@ -139,8 +151,11 @@ def import_beam(argv: Sequence[str]):
     saved: Dict[str, object] = {m: sys.modules.get(m, missing) for m in blocked_modules(argv)}
     for m in saved:
         sys.modules[m] = None
-    # (an imported beartype is used as it is)
-    stand_ins = {} if any(m in sys.modules for m in ("beartype", *LAZY_BEARTYPE)) else _beartype_stand_ins()
+    # (an imported beartype or httplib2 is used as it is; with the Google clients, they import httplib2)
+    lazy = [] if any(m in sys.modules for m in ("beartype", *LAZY_BEARTYPE)) else [*LAZY_BEARTYPE]
+    if "httplib2" not in sys.modules and "google.auth" in saved:
+        lazy += LAZY_HTTPLIB2
+    stand_ins = _stand_ins(lazy)
     sys.modules.update(stand_ins)
     try:
         import apache_beam

@@ -121,7 +121,7 @@ if sys.argv[1] == "before":
     import beartype.door  # imported already: used as it is
 if sys.argv[1] == "partial":  # stand-ins that lack what Beam imports: beartype's own is imported then
     import beambleu.beam.lean as lean
-    lean._STAND_IN_NAMES = {"beartype.door": {}, "beartype.roar": {}}
+    lean._STAND_IN_NAMES = {**lean._STAND_IN_NAMES, "beartype.door": {}, "beartype.roar": {}}
 if sys.argv[1] == "whole":
     import apache_beam
 else:
@@ -154,6 +154,47 @@ def test_beartype_is_imported_when_beam_first_calls_it():
     for how in ("before", "partial"):
         got = _beartype_probe(how)
         assert got["after_import"] and got["answers"] == whole["answers"], how
+
+
+# Beam's http_client after an import of Beam through import_beam (or whole): what is imported, and the HTTP
+# client it makes (with a proxy from the environment, as Beam reads it)
+_HTTPLIB2 = """
+import json, os, sys
+os.environ["https_proxy"] = "http://proxy.example:3128"
+if sys.argv[1] == "whole":
+    import apache_beam
+else:
+    from beambleu.beam.lean import import_beam
+    import_beam(sys.argv[2:])
+after_import = [m for m in ("httplib2", "pyparsing") if m in sys.modules]
+from apache_beam.internal import http_client
+http = http_client.get_new_http()
+import httplib2
+print(json.dumps({"after_import": after_import, "real": isinstance(http, httplib2.Http),
+                  "proxy": [http.proxy_info.proxy_host, http.proxy_info.proxy_port], "timeout": http.timeout}))
+"""
+
+
+def _httplib2_probe(*argv):
+    proc = subprocess.run([sys.executable, "-c", _HTTPLIB2, *argv], capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_httplib2_is_imported_when_beam_first_uses_it():
+    """Beam's import leaves httplib2 (and the pyparsing it imports) out when the Google clients are kept out;
+    Beam's HTTP client is then httplib2's own, made as with Beam imported whole. With a gs:// argument the
+    Google clients import httplib2 themselves, when installed."""
+    whole = _httplib2_probe("whole")
+    assert whole["after_import"] == ["httplib2", "pyparsing"] and whole["real"]
+    assert whole["proxy"] == ["proxy.example", 3128] and whole["timeout"]
+    lean_ = _httplib2_probe("lean", "--input", "x.parquet")
+    assert lean_["after_import"] == [] and {**lean_, "after_import": None} == {**whole, "after_import": None}
+    gcs = _httplib2_probe("lean", "--input", "gs://b/x.parquet")
+    assert {**gcs, "after_import": None} == {**whole, "after_import": None}
+    if not _installed("google_auth_httplib2"):
+        pytest.skip("the gcp extra is not installed: nothing imports httplib2 during the gs:// import")
+    assert "httplib2" in gcs["after_import"]
 
 
 # `beambleu run ARGS` in a fresh interpreter whose Beam is imported lean (as the command does) or whole
