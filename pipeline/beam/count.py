@@ -185,21 +185,25 @@ class BatchToStats(beam.DoFn):
                 self._count(stats)
                 yield CORPUS_KEY, corpus_table(acc_ops.from_totals(stats, nrefs, name=metrics.stat_name))
                 continue
-            self._count(stats.sum(axis=0))
             boot = self._bootstrap(stats, row_keys, sets) if cfg.n_boot else None
-            yield CORPUS_KEY, corpus_table(acc_ops.from_rows(stats, nrefs, None if boot is None else boot[0],
-                                                             name=metrics.stat_name))
-            offset = 1
+            offset, pieces, corpus = 1, [], None
             for g, gs, inverse, first in sets:
                 part = None if boot is None else boot[offset:offset + len(first)]
                 offset += len(first)
                 keys = [pa.repeat(pa.scalar(cand_col, pa.large_string()), batch.num_rows)
                         if spec.wide and c == "system" else group_cols[c] for c in gs]
                 table = grouptable.GroupTable.from_rows(keys, stats, nrefs, part, (inverse, first), names=list(gs))
+                if corpus is None:  # the batch's sums, from its first grouping set's groups (a few rows)
+                    corpus = acc_ops.from_groups(table.accs, stats.shape[1], None if boot is None else boot[0],
+                                                 name=metrics.stat_name)
                 system = self.config.system_column
                 shards = grouptable.shard_of(table.keys, N_SHARDS, exclude=system if system in gs else None)
-                for shard, piece in grouptable.split_by_shard(table, shards).items():
-                    yield (g, int(shard)), piece
+                pieces += [((g, int(shard)), piece) for shard, piece in grouptable.split_by_shard(table, shards).items()]
+            if corpus is None:
+                corpus = acc_ops.from_rows(stats, nrefs, None if boot is None else boot[0], name=metrics.stat_name)
+            self._count(acc_ops.stats_of(corpus, stats.shape[1]))
+            yield CORPUS_KEY, corpus_table(corpus)
+            yield from pieces
             if cfg.sentence_dir is not None:  # one output, told apart by its key (see ComputeBleu.expand)
                 yield self.SENTENCE_PARTS, self._write_part(source, first_row, batch, cand_col, stats)
 

@@ -31,7 +31,7 @@ from bleu_core.kernels.arrow import invalid_utf8_mask
 from bleu_core.sums import column_sums
 
 __all__ = ["GROUP_KEY_TYPES", "INT64_MAX", "Namer", "accumulate_groups", "boot_of", "first_invalid_utf8", "first_true",
-           "from_rows", "from_totals", "group_key_type_ok", "n_pairs", "nrefs_of", "refs_from_columns", "stats_of",
+           "from_groups", "from_rows", "from_totals", "group_key_type_ok", "n_pairs", "nrefs_of", "refs_from_columns", "stats_of",
            "width"]
 
 INT64_MAX = np.iinfo(np.int64).max
@@ -79,18 +79,23 @@ def from_totals(totals: np.ndarray, nrefs: np.ndarray, boot: Optional[np.ndarray
     """Accumulator of ``len(nrefs)`` pairs whose statistics sum to ``totals`` (and whose
     bootstrap replicates sum to ``boot``, int64[B, len(totals)], if given); ValueError if any of
     them is negative (they are counts)."""
+    if not len(nrefs):
+        return _accumulator(totals, 0, INT64_MAX, 0, boot, name)
+    return _accumulator(totals, len(nrefs), nrefs.min(), nrefs.max(), boot, name)
+
+
+def _accumulator(totals: np.ndarray, n: int, lo: int, hi: int, boot: Optional[np.ndarray], name: Namer) -> np.ndarray:
     k = len(totals)
     nb = 0 if boot is None else boot.size
     acc = np.empty(k + nb + 3, dtype=np.int64)
     acc[:k] = totals
     if nb:
         acc[k:k + nb] = boot.reshape(-1)
-    acc[-3] = len(nrefs)
+    acc[-3] = n
     if acc[:-2].min() < 0:
         i = int(np.flatnonzero(acc[:-2] < 0)[0])
         raise ValueError(f"statistics are counts, got {_entry_name(i, k, name)} = {acc[i]}")
-    acc[-2] = nrefs.min() if len(nrefs) else INT64_MAX
-    acc[-1] = nrefs.max() if len(nrefs) else 0
+    acc[-2], acc[-1] = lo, hi
     return acc
 
 
@@ -98,6 +103,17 @@ def from_rows(rows: np.ndarray, nrefs: np.ndarray, boot: Optional[np.ndarray] = 
               name: Namer = _statistic) -> np.ndarray:
     """Accumulator of a block of per-pair statistics rows (summed exactly, or OverflowError)."""
     return from_totals(column_sums(rows, what="the statistics of a batch", name=name), nrefs, boot, name)
+
+
+def from_groups(groups: np.ndarray, k: int, boot: Optional[np.ndarray] = None,
+                name: Namer = _statistic) -> np.ndarray:
+    """The accumulator of a batch from its groups' (:func:`accumulate_groups` of every row of the
+    batch, ``k`` statistics): what :func:`from_rows` gives for the batch's rows, from the groups'
+    few rows (their sums checked the same way); ``boot`` is the batch's replicates, as there."""
+    totals = column_sums(groups[:, :k], what="the statistics of a batch", name=name)
+    if not len(groups):
+        return _accumulator(totals, 0, INT64_MAX, 0, boot, name)
+    return _accumulator(totals, int(groups[:, -3].sum()), groups[:, -2].min(), groups[:, -1].max(), boot, name)
 
 
 GROUP_KEY_TYPES = "string, large_string, an integer type or dictionary<string>"

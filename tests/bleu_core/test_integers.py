@@ -238,6 +238,27 @@ def test_batch_and_group_sums_are_checked():
         acc_ops.from_totals(np.array([1, 1, 1, 1, 1, -1, 1, 1, 1, 1]), np.array([1]))
 
 
+def test_batch_sums_from_its_groups():
+    """A batch's accumulator made from its groups' (the run's grouped path) is the one made from its rows:
+    sums, pair count, fewest and most references, replicates; and the same overflow is refused."""
+    rng = np.random.default_rng(34)
+    for n, n_groups, n_boot in [(1, 1, 0), (7, 3, 0), (500, 9, 0), (64, 5, 2)]:
+        rows = rng.integers(0, 1000, (n, 6), dtype=np.int64)
+        nrefs = rng.integers(1, 4, n, dtype=np.int64)
+        inverse = np.r_[np.arange(n_groups), rng.integers(0, n_groups, n - n_groups)] if n >= n_groups else None
+        boot = rng.integers(0, 5000, (n_boot + 1, n_boot, 6), dtype=np.int64) if n_boot else None
+        groups = acc_ops.accumulate_groups(rows, nrefs, inverse, n_groups)
+        got = acc_ops.from_groups(groups, 6, None if boot is None else boot[0])
+        assert got.tolist() == acc_ops.from_rows(rows, nrefs, None if boot is None else boot[0]).tolist()
+        # and by hand: the column sums, n, min and max of nrefs
+        assert got[:6].tolist() == [int(sum(int(r[j]) for r in rows)) for j in range(6)]
+        assert got[-3:].tolist() == [n, int(min(nrefs)), int(max(nrefs))]
+    rows = np.full((3, 10), 2**62, np.int64)  # three groups that fit, whose sum does not
+    groups = acc_ops.accumulate_groups(rows, np.ones(3, np.int64), np.array([0, 1, 2]), 3)
+    with pytest.raises(OverflowError, match="statistics of a batch overflows int64: c would exceed"):
+        acc_ops.from_groups(groups, 10, name=Bleu().stat_name)
+
+
 # ----------------------------------------------------------------------------- the kernels
 
 def test_bootstrap_kernel_is_exact_or_raises():
