@@ -25,6 +25,12 @@ it pyparsing: 0.09 CPU-s) for the stager's downloads of remote packages, and use
 makes an HTTP client; its stand-in holds nothing, so each name asked of it is httplib2's own,
 imported then. (With the Google clients imported, they import httplib2 themselves.)
 
+One function of Beam's is remembered per DoFn: ``userstate.get_dofn_specs`` (a DoFn's state and
+timer specs), which inspects the signature of each of the DoFn's thirty-odd methods and which Beam
+calls seven or eight times for each DoFn of a pipeline while building and running it (0.05-0.15
+CPU-s of a small run): :func:`import_beam` makes it answer again for the same DoFn object with
+fresh copies of the sets it gave the first time (:func:`remember_dofn_specs`).
+
 Only the ``beambleu`` command's own process calls it (``beambleu.cli.main`` run as the command),
 before anything else imports Beam: never a program that uses beambleu as a library or a component
 of its pipeline (whose Beam must be the one it expects), and never the engines' worker processes,
@@ -40,7 +46,7 @@ import types
 from typing import Dict, Sequence, Tuple
 
 __all__ = ["AWS_MODULES", "ArrowWithoutPandas", "DoorException", "GCP_MODULES", "LAZY_BEARTYPE", "LAZY_HTTPLIB2",
-           "MONGO_MODULES", "PANDAS_MODULES", "blocked_modules", "import_beam"]
+           "MONGO_MODULES", "PANDAS_MODULES", "blocked_modules", "import_beam", "remember_dofn_specs"]
 
 #: Beam's ``dataframe`` extra: imported by ``apache_beam.typehints`` only to register converters
 PANDAS_MODULES = ("pandas",)
@@ -176,7 +182,35 @@ def import_beam(argv: Sequence[str]):
         import apache_beam
     elif saved.get("pandas") is missing and not any(isinstance(f, ArrowWithoutPandas) for f in sys.meta_path):
         sys.meta_path.insert(0, ArrowWithoutPandas())
+    remember_dofn_specs()
     return apache_beam
+
+
+def remember_dofn_specs() -> None:
+    """Make Beam's ``userstate.get_dofn_specs`` remember its answer for each DoFn object (kept alive
+    with it, so that its ``id`` is not another's), and give a fresh copy of the two sets each time
+    (a caller may change what it got). A call that raises is not remembered. Once per process; a
+    Beam without that function is left as it is."""
+    try:
+        from apache_beam.transforms import userstate
+    except ImportError:
+        return
+    original = getattr(userstate, "get_dofn_specs", None)
+    if original is None or getattr(original, "remembers", False):
+        return
+    known: Dict[int, Tuple[object, tuple]] = {}
+
+    def get_dofn_specs(dofn):
+        hit = known.get(id(dofn))
+        if hit is None or hit[0] is not dofn:
+            hit = known[id(dofn)] = (dofn, original(dofn))
+        state_specs, timer_specs = hit[1]
+        return set(state_specs), set(timer_specs)
+
+    get_dofn_specs.remembers = True
+    get_dofn_specs.__wrapped__ = original
+    get_dofn_specs.__doc__ = original.__doc__
+    userstate.get_dofn_specs = get_dofn_specs
 
 
 def _own_code() -> Tuple[str, ...]:

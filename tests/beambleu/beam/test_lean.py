@@ -197,6 +197,71 @@ def test_httplib2_is_imported_when_beam_first_uses_it():
     assert "httplib2" in gcs["after_import"]
 
 
+# DoFns' state and timer specs after an import of Beam through import_beam: remembered per DoFn object, equal to
+# Beam's own answer, and a stateful pipeline (state and a timer) still runs on the local runner
+_SPECS = """
+import json, sys
+from beambleu.beam.lean import import_beam
+import_beam(["--input", "x.parquet"])
+import apache_beam as beam
+from apache_beam.coders import VarIntCoder
+from apache_beam.transforms import userstate
+from apache_beam.transforms.timeutil import TimeDomain
+from apache_beam.testing.util import assert_that, equal_to
+import types
+original = userstate.get_dofn_specs.__wrapped__
+class Stateful(beam.DoFn):
+    COUNT = userstate.BagStateSpec("count", VarIntCoder())
+    DONE = userstate.TimerSpec("done", TimeDomain.WATERMARK)
+    def process(self, kv, count=beam.DoFn.StateParam(COUNT), done=beam.DoFn.TimerParam(DONE)):
+        count.add(1)
+        done.set(0)
+    @userstate.on_timer(DONE)
+    def finish(self, key=beam.DoFn.KeyParam, count=beam.DoFn.StateParam(COUNT)):
+        yield key, len(list(count.read()))
+class Twice(beam.DoFn):
+    S = userstate.BagStateSpec("s", VarIntCoder())
+    def process(self, x, a=beam.DoFn.StateParam(S), b=beam.DoFn.StateParam(S)):
+        yield x
+one, other = Stateful(), Stateful()
+first, again = userstate.get_dofn_specs(one), userstate.get_dofn_specs(one)
+first[0].clear()  # a caller that changes what it got does not change the next answer
+report = {"remembers": userstate.get_dofn_specs.remembers,
+          "same": [sorted(map(repr, x)) for x in userstate.get_dofn_specs(one)]
+                  == [sorted(map(repr, x)) for x in original(one)],
+          "other": [len(x) for x in userstate.get_dofn_specs(other)],
+          "again": [len(x) for x in again], "after_clear": [len(x) for x in userstate.get_dofn_specs(one)],
+          "stateless": [len(x) for x in userstate.get_dofn_specs(beam.Map(str).dofn)]}
+def extra(self, x, s=beam.DoFn.StateParam(Twice.S)):
+    yield x
+one.extra = types.MethodType(extra, one)  # Beam would now find a second state spec; the first answer stays
+report["remembered"] = [len(x) for x in userstate.get_dofn_specs(one)]
+report["beams_now"] = [len(x) for x in original(one)]
+errors = []
+for _ in range(2):
+    try:
+        userstate.get_dofn_specs(Twice())
+    except ValueError as exc:
+        errors.append("duplicate" in str(exc))
+report["errors"] = errors
+with beam.Pipeline() as p:
+    got = p | beam.Create([("a", 1), ("b", 2), ("a", 3)]) | beam.ParDo(Stateful())
+    assert_that(got, equal_to([("a", 2), ("b", 1)]))
+print(json.dumps(report))
+"""
+
+
+def test_dofn_specs_are_remembered_per_dofn():
+    """After the command's import of Beam, ``get_dofn_specs`` answers as Beam's own for each DoFn (state and timer
+    specs), remembered per DoFn object, a fresh copy each time; an error (duplicate state parameters) is raised
+    each time; a pipeline with state and a timer runs on the local runner."""
+    proc = subprocess.run([sys.executable, "-c", _SPECS], capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert report == {"remembers": True, "same": True, "other": [1, 1], "again": [1, 1], "after_clear": [1, 1],
+                      "stateless": [0, 0], "errors": [True, True], "remembered": [1, 1], "beams_now": [2, 1]}
+
+
 # `beambleu run ARGS` in a fresh interpreter whose Beam is imported lean (as the command does) or whole
 _RUN = """
 import sys
