@@ -31,6 +31,9 @@ library's and the kernel's too: the ratios are the pipeline's own cost.
 
 Both ratios are of whole commands (start-up included), and of the steady state (minus the same
 command on 1,000 pairs). The corpus scores (BLEU, chrF) must agree between the kernel and run.
+The ``paired`` column is the median of each round's own ratio of the two whole commands, which run
+one after the other: this shared machine's speed drifts by 10-20% over minutes, which moves both
+commands of a round together but not the medians of separate rounds.
 
 ``--grouped --instructions`` counts, instead of CPU-seconds, the instructions of the same run and
 kernel commands (at 1,000 pairs and each of ``--sizes``), and of the run with and without
@@ -223,20 +226,21 @@ def grouped(a):
     def ratio(top, bottom, n):
         whole = med[(top, n)] / med[(bottom, n)]
         steady = (med[(top, n)] - med[(top, 1000)]) / (med[(bottom, n)] - med[(bottom, 1000)])
-        return whole, steady
+        paired = statistics.median(t / b for t, b in zip(cpu[(top, n)], cpu[(bottom, n)]))
+        return whole, steady, paired
 
     print(f"corpus: {source} pairs with a system column, 1 reference, 13a; medians of {a.rounds} rounds, "
           "child-process CPU-seconds")
-    print(f"{'measurement':<46} {'pairs':>9} {'CPU-s':>7} {'vs':>7} {'whole':>7} {'steady':>7}  goal")
+    print(f"{'measurement':<46} {'pairs':>9} {'CPU-s':>7} {'vs':>7} {'whole':>7} {'steady':>7} {'paired':>7}  goal")
     for n in sizes:
-        whole, steady = ratio("run", "kernel", n)
+        whole, steady, paired = ratio("run", "kernel", n)
         print(f"{'run --group-by system -m bleu chrf / kernel':<46} {n:>9,} {med[('run', n)]:>7.2f} "
-              f"{med[('kernel', n)]:>7.2f} {whole:>6.2f}x {steady:>6.2f}x  <= 1.1x")
+              f"{med[('kernel', n)]:>7.2f} {whole:>6.2f}x {steady:>6.2f}x {paired:>6.2f}x  <= 1.1x")
     if confidence:
         n = a.confidence_size
-        whole, steady = ratio("run --confidence", "run", n)
+        whole, steady, paired = ratio("run --confidence", "run", n)
         print(f"{'run ... --confidence / run ...':<46} {n:>9,} {med[('run --confidence', n)]:>7.2f} "
-              f"{med[('run', n)]:>7.2f} {whole:>6.2f}x {steady:>6.2f}x  <= 1.5x")
+              f"{med[('run', n)]:>7.2f} {whole:>6.2f}x {steady:>6.2f}x {paired:>6.2f}x  <= 1.5x")
     print(f"fixed start-up (1,000 pairs): kernel {med[('kernel', 1000)]:.2f} CPU-s, run {med[('run', 1000)]:.2f}"
           + (f", run --confidence {med[('run --confidence', 1000)]:.2f}" if confidence else ""))
     same = all(len(v) == 1 for v in scores.values())
