@@ -192,13 +192,19 @@ class BatchToStats(beam.DoFn):
                 offset += len(first)
                 keys = [pa.repeat(pa.scalar(cand_col, pa.large_string()), batch.num_rows)
                         if spec.wide and c == "system" else group_cols[c] for c in gs]
-                table = grouptable.GroupTable.from_rows(keys, stats, nrefs, part, (inverse, first), names=list(gs))
+                try:
+                    table = grouptable.GroupTable.from_rows(keys, stats, nrefs, part, (inverse, first),
+                                                            names=list(gs))
+                except OverflowError:  # a group past int64, and so the batch: the batch's error names the statistic
+                    acc_ops.from_rows(stats, nrefs, name=metrics.stat_name)
+                    raise
                 if corpus is None:  # the batch's sums, from its first grouping set's groups (a few rows)
                     corpus = acc_ops.from_groups(table.accs, stats.shape[1], None if boot is None else boot[0],
                                                  name=metrics.stat_name)
                 system = self.config.system_column
                 shards = grouptable.shard_of(table.keys, N_SHARDS, exclude=system if system in gs else None)
-                pieces += [((g, int(shard)), piece) for shard, piece in grouptable.split_by_shard(table, shards).items()]
+                pieces += [((g, int(shard)), piece)
+                           for shard, piece in grouptable.split_by_shard(table, shards).items()]
             if corpus is None:
                 corpus = acc_ops.from_rows(stats, nrefs, None if boot is None else boot[0], name=metrics.stat_name)
             self._count(acc_ops.stats_of(corpus, stats.shape[1]))

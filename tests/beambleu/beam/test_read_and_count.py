@@ -127,3 +127,30 @@ def test_other_runners_get_no_prism_experiment(runner):
 
     opts, _ = pipeline_options([], runner)
     assert not set(opts.view_as(DebugOptions).experiments or ()) & set(PRISM_EXPERIMENTS)
+
+
+@pytest.mark.parametrize("systems, message", [
+    (["a", "b", "b"], "the statistics of a batch overflows int64: BLEU.c would exceed"),  # one group past int64
+    (["a", "b", "c"], "the statistics of a batch overflows int64: BLEU.c would exceed"),  # groups that fit, not their sum
+    (["a", "a", "a"], "the statistics of a batch overflows int64: BLEU.c would exceed"),
+])
+def test_a_batch_past_int64_is_the_batch_s_error(systems, message):
+    """Statistics whose sum passes 2**63 - 1 (none real text can give: here a metric's statistics are replaced)
+    raise the batch's OverflowError naming the statistic, whether one group or only the batch overflows; never a
+    wrapped sum."""
+    import numpy as np
+
+    from bleu_core import Bleu
+    from beambleu.io.inputs import InputSpec
+    from beambleu.transforms import BatchToStats, ComputeMetrics
+
+    class Huge(BatchToStats):
+        def _statistics(self, source, first_row, batch, refs, need_rows, codes=None):
+            return [("candidate", np.full((batch.num_rows, 10), 2**62, np.int64))]
+
+    counter = Huge(ComputeMetrics([Bleu()], InputSpec(group_by=(("system",),))).config)
+    counter.setup()
+    batch = pa.record_batch({"candidate": pa.array(["a"] * 3), "references": pa.array([["a"]] * 3),
+                             "system": pa.array(systems)})
+    with pytest.raises(OverflowError, match=message):
+        list(counter.process(("part.parquet", 0, batch)))
