@@ -32,8 +32,8 @@ library's and the kernel's too: the ratios are the pipeline's own cost.
 Both ratios are of whole commands (start-up included), and of the steady state (minus the same
 command on 1,000 pairs). The corpus scores (BLEU, chrF) must agree between the kernel and run.
 The ``paired`` column is the median of each round's own ratio of the two whole commands, which run
-one after the other: this shared machine's speed drifts by 10-20% over minutes, which moves both
-commands of a round together but not the medians of separate rounds.
+in the same round, a few commands apart at most: this shared machine's speed drifts by 10-20% over
+minutes, which moves both commands of a round together but not the medians of separate rounds.
 
 ``--grouped --instructions`` counts, instead of CPU-seconds, the instructions of the same run and
 kernel commands (at 1,000 pairs and each of ``--sizes``), and of the run with and without

@@ -187,10 +187,11 @@ def import_beam(argv: Sequence[str]):
 
 
 def remember_dofn_specs() -> None:
-    """Make Beam's ``userstate.get_dofn_specs`` remember its answer for each DoFn object (kept alive
-    with it, so that its ``id`` is not another's), and give a fresh copy of the two sets each time
-    (a caller may change what it got). A call that raises is not remembered. Once per process; a
-    Beam without that function is left as it is."""
+    """Make Beam's ``userstate.get_dofn_specs`` remember its answer for each DoFn object while it
+    lives (a weak reference tells it from a later object with the same ``id``; the answer leaves
+    with the object), and give a fresh copy of the two sets each time (a caller may change what it
+    got). A call that raises is not remembered; a DoFn that takes no weak reference is not either.
+    Once per process; a Beam without that function is left as it is."""
     try:
         from apache_beam.transforms import userstate
     except ImportError:
@@ -198,12 +199,24 @@ def remember_dofn_specs() -> None:
     original = getattr(userstate, "get_dofn_specs", None)
     if original is None or getattr(original, "remembers", False):
         return
-    known: Dict[int, Tuple[object, tuple]] = {}
+    import weakref
+
+    known: Dict[int, Tuple[weakref.ref, tuple]] = {}
+
+    def forget(ref, key):
+        if known.get(key, (None,))[0] is ref:
+            del known[key]
 
     def get_dofn_specs(dofn):
-        hit = known.get(id(dofn))
-        if hit is None or hit[0] is not dofn:
-            hit = known[id(dofn)] = (dofn, original(dofn))
+        key = id(dofn)
+        hit = known.get(key)
+        if hit is None or hit[0]() is not dofn:
+            specs = original(dofn)
+            try:
+                ref = weakref.ref(dofn, lambda r, key=key: forget(r, key))
+            except TypeError:  # (no weak reference: answered each time, as by Beam)
+                return specs
+            hit = known[key] = (ref, specs)
         state_specs, timer_specs = hit[1]
         return set(state_specs), set(timer_specs)
 

@@ -237,6 +237,17 @@ def extra(self, x, s=beam.DoFn.StateParam(Twice.S)):
 one.extra = types.MethodType(extra, one)  # Beam would now find a second state spec; the first answer stays
 report["remembered"] = [len(x) for x in userstate.get_dofn_specs(one)]
 report["beams_now"] = [len(x) for x in original(one)]
+class Plain(beam.DoFn):
+    def process(self, x):
+        yield x
+seen, reused, right = set(), 0, True  # a DoFn gone: a later one at its address gets its own answer
+for i in range(200):
+    dofn = Stateful() if i % 2 else Plain()
+    reused += id(dofn) in seen
+    seen.add(id(dofn))
+    right &= [len(x) for x in userstate.get_dofn_specs(dofn)] == ([1, 1] if i % 2 else [0, 0])
+    del dofn
+report["ids_reused"], report["right_after_reuse"] = reused > 0, right
 errors = []
 for _ in range(2):
     try:
@@ -259,7 +270,8 @@ def test_dofn_specs_are_remembered_per_dofn():
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout.strip().splitlines()[-1])
     assert report == {"remembers": True, "same": True, "other": [1, 1], "again": [1, 1], "after_clear": [1, 1],
-                      "stateless": [0, 0], "errors": [True, True], "remembered": [1, 1], "beams_now": [2, 1]}
+                      "stateless": [0, 0], "errors": [True, True], "remembered": [1, 1], "beams_now": [2, 1],
+                      "ids_reused": True, "right_after_reuse": True}
 
 
 # `beambleu run ARGS` in a fresh interpreter whose Beam is imported lean (as the command does) or whole
