@@ -186,7 +186,8 @@ class BatchToStats(beam.DoFn):
                 yield CORPUS_KEY, corpus_table(acc_ops.from_totals(stats, nrefs, name=metrics.stat_name))
                 continue
             boot = self._bootstrap(stats, row_keys, sets) if cfg.n_boot else None
-            offset, pieces, corpus = 1, [], None
+            corpus_boot = None if boot is None else boot[0]
+            offset, corpus = 1, None
             for g, gs, inverse, first in sets:
                 part = None if boot is None else boot[offset:offset + len(first)]
                 offset += len(first)
@@ -199,17 +200,15 @@ class BatchToStats(beam.DoFn):
                     acc_ops.from_rows(stats, nrefs, name=metrics.stat_name)
                     raise
                 if corpus is None:  # the batch's sums, from its first grouping set's groups (a few rows)
-                    corpus = acc_ops.from_groups(table.accs, stats.shape[1], None if boot is None else boot[0],
-                                                 name=metrics.stat_name)
+                    corpus = acc_ops.from_groups(table.accs, stats.shape[1], corpus_boot, name=metrics.stat_name)
                 system = self.config.system_column
                 shards = grouptable.shard_of(table.keys, N_SHARDS, exclude=system if system in gs else None)
-                pieces += [((g, int(shard)), piece)
-                           for shard, piece in grouptable.split_by_shard(table, shards).items()]
+                for shard, piece in grouptable.split_by_shard(table, shards).items():
+                    yield (g, int(shard)), piece
             if corpus is None:
-                corpus = acc_ops.from_rows(stats, nrefs, None if boot is None else boot[0], name=metrics.stat_name)
+                corpus = acc_ops.from_rows(stats, nrefs, corpus_boot, name=metrics.stat_name)
             self._count(acc_ops.stats_of(corpus, stats.shape[1]))
             yield CORPUS_KEY, corpus_table(corpus)
-            yield from pieces
             if cfg.sentence_dir is not None:  # one output, told apart by its key (see ComputeBleu.expand)
                 yield self.SENTENCE_PARTS, self._write_part(source, first_row, batch, cand_col, stats)
 

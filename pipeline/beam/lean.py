@@ -173,7 +173,7 @@ def import_beam(argv: Sequence[str]):
                 sys.modules.pop(m, None)
             else:
                 sys.modules[m] = before
-        for m, stand_in in stand_ins.items():  # (what is there now is beartype's own, if anything)
+        for m, stand_in in stand_ins.items():  # (what is there now is the real module, if anything)
             if sys.modules.get(m) is stand_in:
                 del sys.modules[m]
     if apache_beam is None:

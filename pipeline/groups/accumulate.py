@@ -31,8 +31,8 @@ from bleu_core.kernels.arrow import invalid_utf8_mask
 from bleu_core.sums import column_sums
 
 __all__ = ["GROUP_KEY_TYPES", "INT64_MAX", "Namer", "accumulate_groups", "boot_of", "first_invalid_utf8", "first_true",
-           "from_groups", "from_rows", "from_totals", "group_key_type_ok", "n_pairs", "nrefs_of", "refs_from_columns", "stats_of",
-           "width"]
+           "from_groups", "from_rows", "from_totals", "group_key_type_ok", "n_pairs", "nrefs_of", "refs_from_columns",
+           "stats_of", "width"]
 
 INT64_MAX = np.iinfo(np.int64).max
 
@@ -79,12 +79,13 @@ def from_totals(totals: np.ndarray, nrefs: np.ndarray, boot: Optional[np.ndarray
     """Accumulator of ``len(nrefs)`` pairs whose statistics sum to ``totals`` (and whose
     bootstrap replicates sum to ``boot``, int64[B, len(totals)], if given); ValueError if any of
     them is negative (they are counts)."""
-    if not len(nrefs):
-        return _accumulator(totals, 0, INT64_MAX, 0, boot, name)
-    return _accumulator(totals, len(nrefs), nrefs.min(), nrefs.max(), boot, name)
+    return _accumulator(totals, len(nrefs), nrefs.min(initial=INT64_MAX), nrefs.max(initial=0), boot, name)
 
 
-def _accumulator(totals: np.ndarray, n: int, lo: int, hi: int, boot: Optional[np.ndarray], name: Namer) -> np.ndarray:
+def _accumulator(totals: np.ndarray, n: int, lo: int, hi: int, boot: Optional[np.ndarray],
+                 name: Namer) -> np.ndarray:
+    """Accumulator of ``n`` pairs of ``lo`` to ``hi`` references (INT64_MAX and 0 for none) whose
+    statistics sum to ``totals`` and replicates to ``boot``."""
     k = len(totals)
     nb = 0 if boot is None else boot.size
     acc = np.empty(k + nb + 3, dtype=np.int64)
@@ -111,9 +112,8 @@ def from_groups(groups: np.ndarray, k: int, boot: Optional[np.ndarray] = None,
     batch, ``k`` statistics): what :func:`from_rows` gives for the batch's rows, from the groups'
     few rows (their sums checked the same way); ``boot`` is the batch's replicates, as there."""
     totals = column_sums(groups[:, :k], what="the statistics of a batch", name=name)
-    if not len(groups):
-        return _accumulator(totals, 0, INT64_MAX, 0, boot, name)
-    return _accumulator(totals, int(groups[:, -3].sum()), groups[:, -2].min(), groups[:, -1].max(), boot, name)
+    return _accumulator(totals, int(groups[:, -3].sum()), groups[:, -2].min(initial=INT64_MAX),
+                        groups[:, -1].max(initial=0), boot, name)
 
 
 GROUP_KEY_TYPES = "string, large_string, an integer type or dictionary<string>"
